@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Prepare a bare Debian/Ubuntu machine to run the test nodes:
+#   1. install the Docker engine and debootstrap from the distribution's mirror,
+#   2. start dockerd when no init system manages it, and wait until it answers,
+#   3. build the systemd node image from the Debian mirror (reused while it exists
+#      and its recipe, this file's IMAGE_RECIPE, is unchanged).
+# Idempotent: each step is skipped when already done.
+set -euo pipefail
+
+NODE_IMAGE_REPO="${GPC_NODE_IMAGE_REPO:-gpucluster/node-debian12}"
+DEBIAN_MIRROR="${GPC_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+SUITE=bookworm
+# Anything that changes the image goes here: its hash is the image tag.
+IMAGE_RECIPE="suite=${SUITE} variant=minbase mirror=${DEBIAN_MIRROR}
+include=systemd,systemd-sysv,python3,python3-apt,dbus,iproute2,procps,sudo,ca-certificates,gnupg,iputils-ping,netbase,libpam-systemd,locales
+cmd=/lib/systemd/systemd"
+
+log() { printf '[bootstrap %(%H:%M:%S)T] %s\n' -1 "$*"; }
+
+install_packages() {
+  local missing=()
+  command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+  command -v rsync >/dev/null 2>&1 || missing+=(rsync)
+  if ((${#missing[@]})); then
+    log "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+start_docker() {
+  if docker info >/dev/null 2>&1; then
+    return
+  fi
+  if [ -d /run/systemd/system ]; then
+    log "starting docker with systemd"
+    systemctl start docker
+  else
+    # No init system manages services here: run dockerd in its own session.
+    log "starting dockerd (no systemd on this machine)"
+    setsid dockerd </dev/null >/var/log/dockerd.log 2>&1 &
+  fi
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && { log "docker is up"; return; }
+    sleep 1
+  done
+  log "dockerd did not answer within 60 s; last lines of its log:"
+  tail -n 20 /var/log/dockerd.log >&2 || true
+  exit 1
+}
+
+build_image() {
+  local tag image rootfs
+  tag=$(printf '%s' "$IMAGE_RECIPE" | sha256sum | cut -c1-12)
+  image="${NODE_IMAGE_REPO}:${tag}"
+  if docker image inspect "$image" >/dev/null 2>&1; then
+    log "node image $image is current"
+  else
+    log "building node image $image from $DEBIAN_MIRROR (takes 1-2 minutes)"
+    rootfs=$(mktemp -d /var/tmp/gpc-rootfs.XXXXXX)
+    trap 'rm -rf "$rootfs"' RETURN
+    local include
+    include=$(printf '%s\n' "$IMAGE_RECIPE" | sed -n 's/^include=//p')
+    debootstrap --variant=minbase --include="$include" "$SUITE" "$rootfs" "$DEBIAN_MIRROR" >/var/log/gpc-debootstrap.log 2>&1 \
+      || { tail -n 30 /var/log/gpc-debootstrap.log >&2; exit 1; }
+    # Units that make no sense in a container node and slow boot.
+    rm -f "$rootfs"/etc/systemd/system/*.wants/systemd-timesyncd.service
+    # Test nodes use the same mirror as the machine that built them.
+    echo "deb $DEBIAN_MIRROR $SUITE main" >"$rootfs/etc/apt/sources.list"
+    echo "deb $DEBIAN_MIRROR $SUITE-updates main" >>"$rootfs/etc/apt/sources.list"
+    : >"$rootfs/etc/machine-id"
+    tar -C "$rootfs" -c . | docker import -c 'CMD ["/lib/systemd/systemd"]' - "$image" >/dev/null
+  fi
+  docker tag "$image" "${NODE_IMAGE_REPO}:latest"
+}
+
+install_packages
+start_docker
+build_image
+log "ready: image ${NODE_IMAGE_REPO}:latest"

@@ -21,16 +21,20 @@ cmd=${1:?usage: $0 sanity|units [ansible-test options]}; shift
 pip_version=$(sed -n "s/^ *pip='\([0-9.]*\)',$/\1/p" \
   "$VENV"/lib/python3*/site-packages/ansible_test/_internal/python_requirements.py | head -n1)
 getpip="$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
-if [ ! -s "$getpip" ]; then
+if ! grep -qs "gpucluster offline stand-in" "$getpip"; then
   mkdir -p "$(dirname "$getpip")"
   cat >"$getpip" <<'PY'
-"""Offline stand-in for get-pip.py: bootstrap pip from ensurepip, then install the requested pip."""
+"""gpucluster offline stand-in for get-pip.py: bootstrap pip from ensurepip, then install the requested pip."""
 import ensurepip
+import os
 import subprocess
 import sys
 
 args = [a for a in sys.argv[1:] if a not in ("--no-setuptools", "--no-wheel")]
 ensurepip.bootstrap(upgrade=True)
+# ensurepip points PIP_CONFIG_FILE at /dev/null; the machine's pip.conf (CA bundle,
+# package mirrors) must apply to the real install.
+os.environ.pop("PIP_CONFIG_FILE", None)
 subprocess.check_call([sys.executable, "-m", "pip", "install", *args])
 PY
 fi

@@ -1,0 +1,202 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Build and validate the cluster's name/address table from inventory data."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: cluster_hosts_entries
+author: gpucluster.core contributors
+version_added: 0.1.0
+short_description: Validate cluster networks and host addresses, and return /etc/hosts entries
+description:
+  - Takes the cluster networks (name, CIDR, hostname suffix) and every host's address on each
+    network, validates them with netaddr, and returns one entry per host and network.
+  - Fails, naming the host and the variable, when an address is not an IP address, lies outside
+    its network, is that network's own or broadcast address, is given twice, when a host names a
+    network that is not defined, or lacks an address on a required network, or when two entries
+    would carry the same name.
+  - Runs on the controller only, so bad input is refused before any host is touched.
+options:
+  _input:
+    description: 'Host name to its addresses by network name, for example C({"worker1": {"management": "192.168.1.11"}}).'
+    type: dict
+    required: true
+  networks:
+    description:
+      - The cluster networks, each with C(name), C(cidr), optional C(suffix) (appended to the host name,
+        for example C(-ib)) and optional C(required) (default C(true)).
+    type: list
+    elements: dict
+    required: true
+  domain:
+    description: DNS domain; when set every entry also carries C(<name>.<domain>), first.
+    type: str
+    default: ""
+  addresses_var:
+    description: Name of the per-host variable that holds the addresses, used in error messages.
+    type: str
+    default: base_os_addresses
+  networks_var:
+    description: Name of the variable that holds the networks, used in error messages.
+    type: str
+    default: base_os_networks
+requirements:
+  - netaddr (on the controller)
+"""
+
+EXAMPLES = r"""
+- name: Build the hosts entries of the cluster group
+  ansible.builtin.set_fact:
+    cluster_entries: >-
+      {{ {'master': {'management': '192.168.1.10', 'compute': '10.0.0.10'}}
+         | gpucluster.core.cluster_hosts_entries(networks=base_os_networks) }}
+"""
+
+RETURN = r"""
+_value:
+  description: One entry per host and network, in host then network order.
+  type: list
+  elements: dict
+  contains:
+    host:
+      description: Inventory host name.
+      type: str
+    network:
+      description: Network name.
+      type: str
+    address:
+      description: Address, normalised.
+      type: str
+    names:
+      description: Names for the address, FQDN first when a domain is set.
+      type: list
+      elements: str
+"""
+
+from ansible.errors import AnsibleFilterError
+
+try:
+    import netaddr
+
+    HAS_NETADDR = True
+except ImportError:  # pragma: no cover - exercised only without netaddr
+    HAS_NETADDR = False
+
+
+def _check_networks(networks, networks_var):
+    if not isinstance(networks, list) or not networks:
+        raise AnsibleFilterError(f"{networks_var} must be a non-empty list of networks")
+    parsed = {}
+    for i, net in enumerate(networks):
+        where = f"{networks_var}[{i}]"
+        if not isinstance(net, dict):
+            raise AnsibleFilterError(f"{where} must be a dict with name, cidr and suffix")
+        name = net.get("name")
+        if not name or not isinstance(name, str):
+            raise AnsibleFilterError(f"{where} has no name")
+        where = f"{networks_var}[{i}] ({name})"
+        if name in parsed:
+            raise AnsibleFilterError(f"{where}: network name '{name}' is defined twice")
+        cidr = net.get("cidr")
+        try:
+            if not isinstance(cidr, str) or "/" not in cidr:
+                raise ValueError("a CIDR needs a prefix length, as in 10.0.0.0/24")
+            ipnet = netaddr.IPNetwork(cidr)
+        except (netaddr.AddrFormatError, ValueError, TypeError) as exc:
+            raise AnsibleFilterError(f"{where}: cidr {cidr!r} is not a network: {exc}") from None
+        if ipnet.ip != ipnet.network:
+            raise AnsibleFilterError(
+                f"{where}: cidr {cidr} has host bits set; the network is {ipnet.cidr}"
+            )
+        suffix = net.get("suffix", "") or ""
+        if not isinstance(suffix, str):
+            raise AnsibleFilterError(f"{where}: suffix must be a string")
+        parsed[name] = {
+            "net": ipnet,
+            "suffix": suffix,
+            "required": bool(net.get("required", True)),
+        }
+    return parsed
+
+
+def _check_address(host, net_name, value, net, addresses_var):
+    var = f"{addresses_var}.{net_name}"
+    try:
+        if not isinstance(value, str):
+            raise ValueError("not a string")
+        ip = netaddr.IPAddress(value)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        raise AnsibleFilterError(f"host '{host}': {var} {value!r} is not an IP address") from None
+    ipnet = net["net"]
+    if ip not in ipnet:
+        raise AnsibleFilterError(
+            f"host '{host}': {var} {ip} is outside network '{net_name}' ({ipnet.cidr})"
+        )
+    if ipnet.version == 4 and ipnet.prefixlen < 31 and ip in (ipnet.network, ipnet.broadcast):
+        kind = "network" if ip == ipnet.network else "broadcast"
+        raise AnsibleFilterError(
+            f"host '{host}': {var} {ip} is the {kind} address of '{net_name}' ({ipnet.cidr})"
+        )
+    return str(ip)
+
+
+def cluster_hosts_entries(nodes, networks, domain="", addresses_var="base_os_addresses",
+                          networks_var="base_os_networks"):
+    """Return validated hosts entries; raise AnsibleFilterError naming the bad input."""
+    if not HAS_NETADDR:
+        raise AnsibleFilterError("cluster_hosts_entries needs the Python library netaddr on the controller")
+    if not isinstance(nodes, dict):
+        raise AnsibleFilterError("cluster_hosts_entries expects a dict of host name to addresses")
+    nets = _check_networks(networks, networks_var)
+    domain = (domain or "").strip(".")
+
+    entries = []
+    owner_of_address = {}
+    owner_of_name = {}
+    for host, addresses in nodes.items():
+        addresses = addresses or {}
+        if not isinstance(addresses, dict):
+            raise AnsibleFilterError(
+                f"host '{host}': {addresses_var} must be a dict of network name to address"
+            )
+        unknown = sorted(set(addresses) - set(nets))
+        if unknown:
+            raise AnsibleFilterError(
+                f"host '{host}': {addresses_var} names network '{unknown[0]}', which "
+                f"{networks_var} does not define (defined: {', '.join(nets)})"
+            )
+        for net_name, net in nets.items():
+            if net_name not in addresses or addresses[net_name] in (None, ""):
+                if net["required"]:
+                    raise AnsibleFilterError(
+                        f"host '{host}': {addresses_var} has no address on network "
+                        f"'{net_name}', which is required"
+                    )
+                continue
+            address = _check_address(host, net_name, addresses[net_name], net, addresses_var)
+            where = f"{addresses_var}.{net_name}"
+            if address in owner_of_address:
+                other = owner_of_address[address]
+                raise AnsibleFilterError(
+                    f"host '{host}': {where} {address} is also the address of host '{other}'"
+                )
+            owner_of_address[address] = host
+            short = f"{host}{net['suffix']}"
+            names = [f"{short}.{domain}", short] if domain else [short]
+            for name in names:
+                if name in owner_of_name:
+                    raise AnsibleFilterError(
+                        f"host '{host}': name '{name}' on network '{net_name}' is already "
+                        f"the name of {owner_of_name[name]}"
+                    )
+                owner_of_name[name] = f"host '{host}' on network '{net_name}'"
+            entries.append({"host": host, "network": net_name, "address": address, "names": names})
+    return entries
+
+
+class FilterModule:
+    """Cluster host table filters."""
+
+    def filters(self):
+        return {"cluster_hosts_entries": cluster_hosts_entries}

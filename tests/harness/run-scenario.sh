@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Run one molecule scenario the way CI does:
+#   create, prepare, converge, idempotence (second converge: zero changed),
+#   check mode on the converged nodes (must report zero changes), verify, destroy.
+#   tests/harness/run-scenario.sh base_os          # run it
+#   GPC_KEEP=1 tests/harness/run-scenario.sh base_os   # leave the nodes up afterwards
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+scenario=${1:?usage: $0 SCENARIO}
+cd "$ROOT"
+# shellcheck disable=SC1091
+source "$ROOT/.venv/bin/activate"
+export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 ANSIBLE_NOCOLOR=1 NO_COLOR=1
+log() { printf '[%s %(%H:%M:%S)T] %s\n' "$scenario" -1 "$*"; }
+
+step() {
+  local name=$1 start=$SECONDS
+  shift
+  log "== $name"
+  "$@"
+  log "== $name done in $((SECONDS - start)) s"
+}
+
+check_mode() {
+  # molecule's check step runs converge with --check; nothing may change.
+  local out
+  out=$(mktemp)
+  molecule check --no-command-borders -s "$scenario" 2>&1 | tee "$out"
+  local status=${PIPESTATUS[0]}
+  if [ "$status" -ne 0 ]; then
+    log "check mode failed (exit $status)"; return 1
+  fi
+  if ! grep -qE '^\S+\s+: ok=' "$out"; then
+    log "check mode printed no play recap"; return 1
+  fi
+  if grep -E '^\S+\s+: ok=' "$out" | grep -vqE 'changed=0 .*failed=0'; then
+    log "check mode on converged nodes reported changes:"
+    grep -E '^\S+\s+: ok=' "$out" >&2
+    return 1
+  fi
+  rm -f "$out"
+}
+
+cleanup() {
+  if [ "${GPC_KEEP:-0}" = 1 ]; then
+    log "GPC_KEEP=1: nodes left running (molecule destroy -s $scenario removes them)"
+  else
+    molecule destroy -s "$scenario" >/dev/null 2>&1 || molecule destroy -s "$scenario"
+  fi
+}
+
+total=$SECONDS
+molecule destroy -s "$scenario" >/dev/null 2>&1 || true
+trap cleanup EXIT
+step syntax molecule syntax -s "$scenario"
+step create molecule create -s "$scenario"
+step prepare molecule prepare -s "$scenario"
+step converge molecule converge -s "$scenario"
+step idempotence molecule idempotence -s "$scenario"
+step check-mode check_mode
+step verify molecule verify -s "$scenario"
+log "passed in $((SECONDS - total)) s"

@@ -22,6 +22,7 @@ install_packages() {
   command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
   command -v rsync >/dev/null 2>&1 || missing+=(rsync)
+  command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
   if ((${#missing[@]})); then
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive

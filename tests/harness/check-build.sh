@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Build the collection tarball, install it into an empty collections path (with the
+# dependencies from the venv, not Galaxy) and check the installed copy works:
+# modules and filters render with ansible-doc, the site playbook resolves by FQCN,
+# and the role runs its controller-side validation from the installed copy.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+VENV="${GPC_VENV:-$ROOT/.venv}"
+export PATH="$VENV/bin:$PATH"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cd "$ROOT"
+ansible-galaxy collection build --force --output-path "$tmp/dist" >/dev/null
+tarball=$(ls "$tmp"/dist/gpucluster-core-*.tar.gz)
+echo "built $(basename "$tarball") ($(du -k "$tarball" | cut -f1) KiB)"
+if tar -tzf "$tarball" | grep -E '(^|/)(\.venv|tests/output|molecule|\.git)/' >/dev/null; then
+  echo "the tarball carries files build_ignore should keep out:" >&2
+  tar -tzf "$tarball" | grep -E '(^|/)(\.venv|tests/output|molecule|\.git)/' | head >&2
+  exit 1
+fi
+
+mkdir -p "$tmp/installed"
+ansible-galaxy collection install --offline --no-deps -p "$tmp/installed" "$tarball" >/dev/null
+# Only the installed copy and the dependency collections: not this checkout.
+deps="$tmp/deps/ansible_collections"
+mkdir -p "$deps"
+for ns in "$VENV"/collections/ansible_collections/*; do
+  [ "$(basename "$ns")" = gpucluster ] || ln -s "$ns" "$deps/"
+done
+export ANSIBLE_COLLECTIONS_PATH="$tmp/installed:$tmp/deps"
+cd "$tmp"   # away from the checkout's ansible.cfg
+
+installed=$(ansible-galaxy collection list gpucluster.core 2>/dev/null | awk '$1 == "gpucluster.core" {print $2}')
+[ -n "$installed" ] || { echo "gpucluster.core is not listed after install" >&2; exit 1; }
+for plugin in $(ls "$tmp"/installed/ansible_collections/gpucluster/core/plugins/modules/ | sed -n 's/\.py$//p'); do
+  ansible-doc -t module "gpucluster.core.$plugin" >/dev/null
+done
+for plugin in cluster_hosts_entries slurm_hostlist_expand slurm_hostlist_compress; do
+  ansible-doc -t filter "gpucluster.core.$plugin" >/dev/null
+done
+ansible-doc -t role gpucluster.core.base_os >/dev/null
+ansible-playbook -i "$ROOT/inventories/lab" gpucluster.core.site --syntax-check >/dev/null
+echo "installed gpucluster.core $installed: modules, filters and role documented; gpucluster.core.site resolves"

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Every test of gpucluster.core, as CI runs it, on a bare Debian/Ubuntu machine:
+#   tests/run-all.sh                     # everything
+#   tests/run-all.sh --no-molecule       # everything but the molecule scenarios
+#   tests/run-all.sh --scenario base_os  # setup, then one molecule scenario only
+# Stages: setup (docker engine, node image, venv), yamllint, ansible-lint,
+# ansible-test sanity, ansible-test units, pytest, collection build, molecule.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+only_scenario=""
+run_molecule=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-molecule) run_molecule=0 ;;
+    --scenario) only_scenario=${2:?--scenario needs a name}; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+passed=() failed=()
+stage() {
+  local name=$1 start=$SECONDS
+  shift
+  printf '\n===== %s: start %(%H:%M:%S)T =====\n' "$name" -1
+  if "$@"; then
+    passed+=("$name ($((SECONDS - start)) s)")
+    printf '===== %s: PASSED in %d s =====\n' "$name" $((SECONDS - start))
+  else
+    failed+=("$name ($((SECONDS - start)) s)")
+    printf '===== %s: FAILED in %d s =====\n' "$name" $((SECONDS - start))
+  fi
+}
+
+setup() {
+  bash tests/harness/bootstrap-host.sh && bash tests/harness/setup-venv.sh
+}
+total=$SECONDS
+stage setup setup || true
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "setup failed: nothing else can run"; echo "stages: 0 passed, 1 failed"; exit 1
+fi
+# shellcheck disable=SC1091
+source .venv/bin/activate
+export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 NO_COLOR=1
+
+if [ -z "$only_scenario" ]; then
+  stage yamllint yamllint -s .
+  stage ansible-lint ansible-lint --nocolor
+  stage ansible-test-sanity bash tests/harness/ansible-test.sh sanity
+  stage ansible-test-units bash tests/harness/ansible-test.sh units
+  stage pytest python -m pytest -q tests/pytest
+  stage collection-build bash tests/harness/check-build.sh
+fi
+if [ "$run_molecule" = 1 ]; then
+  for dir in molecule/*/; do
+    scenario=$(basename "$dir")
+    [ -f "$dir/molecule.yml" ] || continue
+    [ -z "$only_scenario" ] || [ "$scenario" = "$only_scenario" ] || continue
+    stage "molecule-$scenario" bash tests/harness/run-scenario.sh "$scenario"
+  done
+fi
+
+echo
+echo "===== summary (total $((SECONDS - total)) s) ====="
+for s in "${passed[@]}"; do echo "PASSED  $s"; done
+for s in "${failed[@]}"; do echo "FAILED  $s"; done
+echo "stages: ${#passed[@]} passed, ${#failed[@]} failed"
+[ ${#failed[@]} -eq 0 ]

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The sandbox cluster: inventories/sandbox (the lab's shape) as systemd containers.
+#   tests/sandbox/sandbox.sh up     install what is needed, start the nodes, run site.yml, print the result
+#   tests/sandbox/sandbox.sh down   remove the nodes and their networks
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+action=${1:-}
+case "$action" in
+  up|down) ;;
+  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+esac
+
+if [ "$action" = up ]; then
+  bash tests/harness/bootstrap-host.sh
+  bash tests/harness/setup-venv.sh
+fi
+# shellcheck disable=SC1091
+source .venv/bin/activate
+export ANSIBLE_CONFIG="$ROOT/ansible.cfg"
+inventory=(-i inventories/sandbox)
+
+ansible-playbook "${inventory[@]}" tests/sandbox/nodes.yml -e sandbox_action="$action"
+if [ "$action" = up ]; then
+  ansible-playbook "${inventory[@]}" site.yml
+  ansible-playbook "${inventory[@]}" tests/sandbox/summary.yml
+fi

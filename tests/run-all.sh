@@ -8,7 +8,7 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 2
 only_scenario=""
 run_molecule=1
 while [ $# -gt 0 ]; do

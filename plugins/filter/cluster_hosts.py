@@ -13,9 +13,11 @@ description:
   - Takes the cluster networks (name, CIDR, hostname suffix) and every host's address on each
     network, validates them with netaddr, and returns one entry per host and network.
   - Fails, naming the host and the variable, when an address is not an IP address, lies outside
-    its network, is that network's own or broadcast address, is given twice, when a host names a
-    network that is not defined, or lacks an address on a required network, or when two entries
-    would carry the same name.
+    its network, is the network or broadcast address of an IPv4 network of /30 or larger (a /31 or /32
+    uses every address, and IPv6 has no broadcast address), is given twice, when a host names a
+    network that is not defined, or lacks an address on a required network, when a name is not a
+    valid host name (letters, digits, C(-) and C(_) in dot-separated labels), or when two entries
+    would carry the same name (compared without regard to case, as resolvers do).
   - Runs on the controller only, so bad input is refused before any host is touched.
 options:
   _input:
@@ -74,6 +76,8 @@ _value:
       elements: str
 """
 
+import re
+
 from ansible.errors import AnsibleFilterError
 
 try:
@@ -82,6 +86,10 @@ try:
     HAS_NETADDR = True
 except ImportError:  # pragma: no cover - exercised only without netaddr
     HAS_NETADDR = False
+
+# What /etc/hosts and ssh_known_hosts can carry as a name: dot-separated labels of letters,
+# digits, "-" and "_" (blanks or "#" would split or end the line).
+_NAME_RE = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_-]*)(\.[A-Za-z0-9_][A-Za-z0-9_-]*)*\Z")
 
 
 def _check_networks(networks, networks_var):
@@ -185,12 +193,19 @@ def cluster_hosts_entries(nodes, networks, domain="", addresses_var="base_os_add
             short = f"{host}{net['suffix']}"
             names = [f"{short}.{domain}", short] if domain else [short]
             for name in names:
-                if name in owner_of_name:
+                if not _NAME_RE.match(name) or len(name) > 253:
+                    raise AnsibleFilterError(
+                        f"host '{host}': name '{name}' on network '{net_name}' is not a valid host "
+                        f"name (letters, digits, '-' and '_' in dot-separated labels); check the "
+                        f"host name, the suffix in {networks_var} and the domain"
+                    )
+                # Resolvers compare names without regard to case.
+                if name.lower() in owner_of_name:
                     raise AnsibleFilterError(
                         f"host '{host}': name '{name}' on network '{net_name}' is already "
-                        f"the name of {owner_of_name[name]}"
+                        f"the name of {owner_of_name[name.lower()]}"
                     )
-                owner_of_name[name] = f"host '{host}' on network '{net_name}'"
+                owner_of_name[name.lower()] = f"host '{host}' on network '{net_name}'"
             entries.append({"host": host, "network": net_name, "address": address, "names": names})
     return entries
 

@@ -15,6 +15,10 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
+from ansible_collections.gpucluster.core.plugins.module_utils._numbers import (
+    leading_number as _num,  # '200 Gb/sec (4X HDR)' -> 200, '2.5' -> 2.5, '0x33bf' -> 13247
+)
+
 # IB port states by number (ibstatus and sysfs print "4: ACTIVE"), spelled as ibstat does.
 _STATES = {1: "Down", 2: "Initializing", 3: "Armed", 4: "Active", 5: "ActiveDefer"}
 _PHYS_STATES = {
@@ -26,7 +30,6 @@ _CA_RE = re.compile(r"^CA '([^']+)'\s*$")
 _IBSTATUS_RE = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:\s*$")
 _PORT_RE = re.compile(r"^\s+Port (\d+):\s*$")
 _KV_RE = re.compile(r"^\s+([A-Za-z][A-Za-z0-9 _/-]*?):\s*(.*?)\s*$")
-_NUM_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)")
 
 
 class IbstatError(Exception):
@@ -36,24 +39,6 @@ class IbstatError(Exception):
 def _key(name):
     # type: (str) -> str
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-
-
-def _num(value):
-    # type: (Optional[str]) -> Optional[Any]
-    """'400' -> 400, '2.5' -> 2.5, '200 Gb/sec (4X HDR)' -> 200, '0x33bf' -> 13247."""
-    if value is None:
-        return None
-    value = value.strip()
-    if value.lower().startswith("0x"):
-        try:
-            return int(value, 16)
-        except ValueError:
-            return None
-    match = _NUM_RE.match(value)
-    if not match:
-        return None
-    number = float(match.group(1))
-    return int(number) if number.is_integer() else number
 
 
 def _state(value, names):

@@ -17,6 +17,10 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.gpucluster.core.plugins.module_utils._numbers import (
+    leading_int as _to_int,  # '32510 MiB' -> 32510, '0x100' -> 256, '-1' -> -1
+)
+
 NVIDIA_PCI_VENDOR = "0x10de"
 
 # Values nvidia-smi prints when a field has no value on this GPU/driver. They become None.
@@ -67,26 +71,6 @@ def _first_text(node, paths):
         if value is not None:
             return value
     return None
-
-
-def _to_int(value):
-    # type: (Optional[str]) -> Optional[int]
-    """'32510 MiB' -> 32510, '0x100' -> 256, None/garbage -> None."""
-    if value is None:
-        return None
-    value = value.strip()
-    if value.lower().startswith("0x"):
-        try:
-            return int(value, 16)
-        except ValueError:
-            return None
-    match = _NUMBER_RE.match(value)
-    if not match:
-        return None
-    try:
-        return int(float(match.group(1)))
-    except ValueError:
-        return None
 
 
 def _to_float(value):

@@ -20,7 +20,7 @@ description:
     C(gpu:nvidia_h100_80gb_hbm3:8). The type in C(gres.conf) and in C(slurm.conf) must be the same,
     otherwise Slurm ignores the GPUs.
   - Type names follow Slurm's own NVML autodetect rule by default, so autodetected and written nodes can
-    be mixed in one cluster. Slurm's C(gpu_common_underscorify_tolower()) lowercases the NVML device name
+    be mixed in one cluster. Slurm's function C(gpu_common_underscorify_tolower) lowercases the NVML device name
     and turns each space into an underscore, keeping hyphens and dots
     (C(NVIDIA H100 80GB HBM3) gives C(nvidia_h100_80gb_hbm3), C(Tesla V100S-PCIE-32GB) gives
     C(tesla_v100s-pcie-32gb)); MIG devices get C(<gpu type>_<profile>), for example C(nvidia_h100_80gb_hbm3_1g.10gb).

@@ -26,7 +26,7 @@ author:
 options:
   ibstat_path:
     description:
-      - Path to C(ibstat) (or C(ibstatus), whose output is also understood). By default C(ibstat) is looked up on E(PATH).
+      - Path to C(ibstat) (or C(ibstatus), whose output is also understood). By default C(ibstat) is looked up on E(PATH) (and C(/usr/sbin), C(/sbin)).
     type: path
   source:
     description:

@@ -30,7 +30,7 @@ options:
   nvidia_smi_path:
     description:
       - Path to the C(nvidia-smi) binary.
-      - By default it is looked up on E(PATH) (and C(/usr/bin), C(/usr/local/bin), C(/usr/local/nvidia/bin)).
+      - By default it is looked up on E(PATH) (and C(/usr/bin), C(/usr/local/bin), C(/usr/local/nvidia/bin), C(/opt/nvidia/bin)).
     type: path
   topology:
     description:

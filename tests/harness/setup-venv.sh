@@ -13,7 +13,7 @@ PYTHON="${PYTHON:-python3}"
 # Bundled-collections release to take dependencies from, and which of them.
 ANSIBLE_BUNDLE_VERSION=12.3.0
 COLLECTIONS=(ansible/posix community/general community/docker
-             community/library_inventory_filtering_v1 community/crypto
+             community/library_inventory_filtering_v1 community/crypto community/mysql
              ansible/utils kubernetes/core)
 COLL_ROOT="$VENV/collections/ansible_collections"
 

@@ -162,3 +162,74 @@ def test_variable_names_in_messages_follow_the_caller():
         cluster_hosts_entries({"n": {"x": "1.2.3.4"}}, LAB_NETWORKS[:1],
                               addresses_var="nfs_addresses", networks_var="nfs_networks")
     assert err.value.message.startswith("host 'n': nfs_addresses names network 'x', which nfs_networks")
+
+
+@pytest.mark.parametrize(
+    "nodes, networks, domain, message",
+    [
+        pytest.param(
+            {"gpu1": {"management": "192.168.1.1"}, "GPU1": {"management": "192.168.1.2"}},
+            LAB_NETWORKS[:1], "",
+            "host 'GPU1': name 'GPU1' on network 'management' is already the name of host 'gpu1' "
+            "on network 'management'",
+            id="duplicate-name-in-other-case",
+        ),
+        pytest.param(
+            {"gpu1": {"management": "192.168.1.1"}},
+            [{"name": "management", "cidr": "192.168.1.0/24", "suffix": " ib"}], "",
+            "host 'gpu1': name 'gpu1 ib' on network 'management' is not a valid host name (letters, "
+            "digits, '-' and '_' in dot-separated labels); check the host name, the suffix in "
+            "base_os_networks and the domain",
+            id="suffix-with-a-blank",
+        ),
+        pytest.param(
+            {"gpu1": {"management": "192.168.1.1"}},
+            LAB_NETWORKS[:1], "hpc..example.org",
+            "host 'gpu1': name 'gpu1.hpc..example.org' on network 'management' is not a valid host "
+            "name (letters, digits, '-' and '_' in dot-separated labels); check the host name, the "
+            "suffix in base_os_networks and the domain",
+            id="domain-with-an-empty-label",
+        ),
+        pytest.param(
+            {"gpu1": {"management": "192.168.1.1"}},
+            [{"name": "management", "cidr": "192.168.1.0/24", "suffix": "#ib"}], "",
+            "host 'gpu1': name 'gpu1#ib' on network 'management' is not a valid host name (letters, "
+            "digits, '-' and '_' in dot-separated labels); check the host name, the suffix in "
+            "base_os_networks and the domain",
+            id="suffix-with-a-comment-sign",
+        ),
+    ],
+)
+def test_bad_names_are_refused(nodes, networks, domain, message):
+    with pytest.raises(AnsibleFilterError) as err:
+        cluster_hosts_entries(nodes, networks, domain=domain)
+    assert err.value.message == message
+
+
+def test_names_may_carry_digits_underscores_and_dotted_hosts():
+    entries = cluster_hosts_entries(
+        {"gpu_01": {"m": "10.0.0.1"}, "10.9.0.2": {"m": "10.0.0.2"}},
+        [{"name": "m", "cidr": "10.0.0.0/24", "suffix": "-m1"}], domain="hpc.example.org",
+    )
+    assert [e["names"] for e in entries] == [
+        ["gpu_01-m1.hpc.example.org", "gpu_01-m1"],
+        ["10.9.0.2-m1.hpc.example.org", "10.9.0.2-m1"],
+    ]
+
+
+@pytest.mark.parametrize("cidr, addresses", [
+    pytest.param("10.0.0.0/31", ["10.0.0.0", "10.0.0.1"], id="ipv4-31-both-addresses"),
+    pytest.param("10.0.0.7/32", ["10.0.0.7"], id="ipv4-32-the-one-address"),
+    pytest.param("fd00::/127", ["fd00::", "fd00::1"], id="ipv6-127"),
+    pytest.param("fd00::/64", ["fd00::1", "fd00::ffff:ffff:ffff:ffff"], id="ipv6-no-broadcast"),
+])
+def test_point_to_point_and_ipv6_networks_use_every_address(cidr, addresses):
+    nodes = {f"n{i}": {"p2p": address} for i, address in enumerate(addresses)}
+    entries = cluster_hosts_entries(nodes, [{"name": "p2p", "cidr": cidr}])
+    assert [e["address"] for e in entries] == addresses
+
+
+def test_ipv4_address_is_outside_an_ipv6_network():
+    with pytest.raises(AnsibleFilterError) as err:
+        cluster_hosts_entries({"n1": {"v6": "10.0.0.1"}}, [{"name": "v6", "cidr": "fd00::/64"}])
+    assert err.value.message == "host 'n1': base_os_addresses.v6 10.0.0.1 is outside network 'v6' (fd00::/64)"

@@ -79,6 +79,7 @@ _value:
 import re
 
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.parsing.convert_bool import boolean
 
 try:
     import netaddr
@@ -90,6 +91,13 @@ except ImportError:  # pragma: no cover - exercised only without netaddr
 # What /etc/hosts and ssh_known_hosts can carry as a name: dot-separated labels of letters,
 # digits, "-" and "_" (blanks or "#" would split or end the line).
 _NAME_RE = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_-]*)(\.[A-Za-z0-9_][A-Za-z0-9_-]*)*\Z")
+
+
+def _strict_bool(value, where):
+    try:
+        return boolean(value, strict=True)
+    except TypeError:
+        raise AnsibleFilterError(f"{where} must be true or false, not {value!r}") from None
 
 
 def _check_networks(networks, networks_var):
@@ -123,7 +131,7 @@ def _check_networks(networks, networks_var):
         parsed[name] = {
             "net": ipnet,
             "suffix": suffix,
-            "required": bool(net.get("required", True)),
+            "required": _strict_bool(net.get("required", True), f"{where}: required"),
         }
     return parsed
 
@@ -133,7 +141,7 @@ def _check_address(host, net_name, value, net, addresses_var):
     try:
         if not isinstance(value, str):
             raise ValueError("not a string")
-        ip = netaddr.IPAddress(value)
+        ip = netaddr.IPAddress(value, flags=netaddr.INET_PTON)
     except (netaddr.AddrFormatError, ValueError, TypeError):
         raise AnsibleFilterError(f"host '{host}': {var} {value!r} is not an IP address") from None
     ipnet = net["net"]

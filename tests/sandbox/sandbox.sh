@@ -23,6 +23,9 @@ inventory=(-i inventories/sandbox)
 
 ansible-playbook "${inventory[@]}" tests/sandbox/nodes.yml -e sandbox_action="$action"
 if [ "$action" = up ]; then
+  echo "NOTE: the sandbox's GPUs are emulated: device nodes plus an nvidia-smi test double that"
+  echo "      prints a recorded 8x Tesla V100S capture (tests/harness/doubles/PROVENANCE.md)."
+  ansible-playbook "${inventory[@]}" tests/sandbox/gpus.yml
   ansible-playbook "${inventory[@]}" site.yml
   ansible-playbook "${inventory[@]}" tests/sandbox/summary.yml
 fi

@@ -233,3 +233,22 @@ def test_ipv4_address_is_outside_an_ipv6_network():
     with pytest.raises(AnsibleFilterError) as err:
         cluster_hosts_entries({"n1": {"v6": "10.0.0.1"}}, [{"name": "v6", "cidr": "fd00::/64"}])
     assert err.value.message == "host 'n1': base_os_addresses.v6 10.0.0.1 is outside network 'v6' (fd00::/64)"
+
+
+def test_required_must_be_a_real_boolean():
+    with pytest.raises(AnsibleFilterError) as err:
+        cluster_hosts_entries({}, [{"name": "m", "cidr": "10.0.0.0/24", "required": "maybe"}])
+    assert err.value.message == "base_os_networks[0] (m): required must be true or false, not 'maybe'"
+
+
+def test_required_accepts_yaml_style_strings():
+    entries = cluster_hosts_entries(
+        {"n": {"m": "10.0.0.1"}}, [{"name": "m", "cidr": "10.0.0.0/24"},
+                                   {"name": "s", "cidr": "10.1.0.0/24", "required": "false"}])
+    assert [e["network"] for e in entries] == ["m"]
+
+
+def test_short_ipv4_forms_are_not_addresses():
+    with pytest.raises(AnsibleFilterError) as err:
+        cluster_hosts_entries({"n": {"m": "10.1"}}, [{"name": "m", "cidr": "10.0.0.0/8"}])
+    assert err.value.message == "host 'n': base_os_addresses.m '10.1' is not an IP address"

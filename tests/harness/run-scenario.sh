@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run one molecule scenario the way CI does:
 #   create, prepare, converge, idempotence (second converge: zero changed),
-#   check mode on the converged nodes (must report zero changes), verify, destroy.
+#   check mode on the converged nodes (must report zero changes), verify, the
+#   scenario's side_effect.yml when it has one (a disruptive re-run with its own checks), destroy.
 #   tests/harness/run-scenario.sh base_os          # run it
 #   GPC_KEEP=1 tests/harness/run-scenario.sh base_os   # leave the nodes up afterwards
 set -euo pipefail
@@ -60,4 +61,8 @@ step converge molecule converge -s "$scenario"
 step idempotence molecule idempotence -s "$scenario"
 step check-mode check_mode
 step verify molecule verify -s "$scenario"
+if [ -f "molecule/$scenario/side_effect.yml" ]; then
+  # A disruptive re-run (with its own checks) on the verified nodes.
+  step side-effect molecule side-effect -s "$scenario"
+fi
 log "passed in $((SECONDS - total)) s"

@@ -1,31 +1,13 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Bad inventory data fails before any host is touched, with a message naming it.
-
-Each case runs the real role with ansible-playbook against hosts that point at docker
-containers that do not exist: any attempt to reach a host would fail differently
-(and show as unreachable), so a clean refusal proves nothing was contacted.
-"""
+"""base_os: bad inventory data fails before any host is touched, with a message naming it."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import uuid
-from pathlib import Path
-
 import pytest
-import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-PLAYBOOK = """
-- name: Apply base_os with facts left ungathered, so nothing needs a host
-  hosts: cluster
-  gather_facts: false
-  roles:
-    - gpucluster.core.base_os
-"""
+from roleplay import assert_passes_validation, assert_refused_untouched, run_role
+
 NETWORKS = [
     {"name": "management", "cidr": "192.168.1.0/24", "suffix": ""},
     {"name": "compute", "cidr": "10.0.0.0/24", "suffix": "-ib"},
@@ -37,67 +19,19 @@ GOOD = {
 }
 
 
-def run_site(tmp_path: Path, addresses: dict, networks=None) -> subprocess.CompletedProcess:
-    missing = f"gpc-absent-{uuid.uuid4().hex[:8]}"
-    inventory = {
-        "all": {
-            "children": {
-                "cluster": {
-                    "hosts": {
-                        host: {
-                            "ansible_connection": "community.docker.docker",
-                            "ansible_host": f"{missing}-{host}",
-                            "base_os_addresses": addrs,
-                        }
-                        for host, addrs in addresses.items()
-                    },
-                    "vars": {"base_os_networks": networks if networks is not None else NETWORKS},
-                },
-                "head": {"hosts": {"master": None}},
-            }
-        }
-    }
-    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
-    (tmp_path / "play.yml").write_text(PLAYBOOK)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_RETRY_FILES_ENABLED="0")
-    return subprocess.run(
-        ["ansible-playbook", "-i", str(tmp_path / "inventory.yml"), str(tmp_path / "play.yml")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+def run_base_os(tmp_path, addresses, networks=None, **extra_vars):
+    return run_role(
+        tmp_path, "gpucluster.core.base_os",
+        hosts={host: {"base_os_addresses": addrs} for host, addrs in addresses.items()},
+        groups={"cluster": list(addresses), "head": ["master"]},
+        group_vars={"base_os_networks": networks if networks is not None else NETWORKS, **extra_vars},
     )
 
 
-def failure_messages(result: subprocess.CompletedProcess) -> list[str]:
-    report = json.loads(result.stdout[result.stdout.index("{"):])
-    messages = []
-    for play in report["plays"]:
-        for task in play["tasks"]:
-            for host_result in task["hosts"].values():
-                if host_result.get("failed") or host_result.get("unreachable"):
-                    messages.append(host_result.get("msg", ""))
-    return messages, report["stats"]
-
-
-def assert_refused_untouched(result, expected: str):
-    assert result.returncode == 2, result.stdout[-3000:] + result.stderr[-3000:]
-    messages, stats = failure_messages(result)
-    assert messages, result.stdout[-3000:]
-    assert all(expected in m for m in messages), messages
-    for host, counts in stats.items():
-        assert counts["unreachable"] == 0, (host, counts)
-        assert counts["changed"] == 0, (host, counts)
-
-
 def test_good_data_passes_preflight_validation(tmp_path):
-    # The same inventory with good data gets past the validation and only then
-    # fails, because the hosts do not exist: this is the control for the cases below.
-    result = run_site(tmp_path, GOOD)
-    assert result.returncode != 0
-    messages, stats = failure_messages(result)
-    assert not any("base_os_addresses" in m for m in messages), messages
-    # Validation passed on every host; the first task that needs a host found none.
-    assert {host: counts["unreachable"] for host, counts in stats.items()} == {
-        "master": 1, "worker1": 1, "worker2": 1}
+    # The control for the cases below: the same inventory with good data gets past the
+    # validation and only then fails, because the hosts do not exist.
+    assert_passes_validation(run_base_os(tmp_path, GOOD), GOOD, "base_os_")
 
 
 @pytest.mark.parametrize(
@@ -127,11 +61,16 @@ def test_good_data_passes_preflight_validation(tmp_path):
     ],
 )
 def test_bad_addresses_are_refused_before_any_host_is_touched(tmp_path, change, expected):
-    result = run_site(tmp_path, {**GOOD, **change})
-    assert_refused_untouched(result, expected)
+    assert_refused_untouched(run_base_os(tmp_path, {**GOOD, **change}), expected)
 
 
 def test_bad_network_definition_is_refused_by_the_argument_spec(tmp_path):
-    networks = [{"name": "management", "suffix": ""}]
-    result = run_site(tmp_path, {"master": {"management": "192.168.1.10"}}, networks)
+    result = run_base_os(tmp_path, {"master": {"management": "192.168.1.10"}},
+                         [{"name": "management", "suffix": ""}])
     assert_refused_untouched(result, "missing required arguments: cidr found in base_os_networks")
+
+
+def test_bad_firewall_port_is_refused(tmp_path):
+    result = run_base_os(tmp_path, GOOD, base_os_firewall_extra_ports=["8080/tcp", "70000/tcp", "9-1/udp"])
+    assert_refused_untouched(result, "with ports 1-65535 and a range's first port not above its last; "
+                                     "bad: 70000/tcp, 9-1/udp")

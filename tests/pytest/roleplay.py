@@ -1,0 +1,79 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run a role with ansible-playbook against hosts that do not exist.
+
+Every host points at a docker container that is not there, so any attempt to reach
+one fails as unreachable: a clean refusal with zero unreachable hosts proves the role
+refused the input before touching a host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_role(tmp_path: Path, role: str, hosts: dict, groups: dict, group_vars: dict):
+    """hosts: name -> host vars; groups: group -> [host names]; group_vars apply to all."""
+    missing = f"gpc-absent-{uuid.uuid4().hex[:8]}"
+    children = {name: {"hosts": {h: None for h in members}} for name, members in groups.items()}
+    inventory = {
+        "all": {
+            "hosts": {
+                name: {"ansible_connection": "community.docker.docker",
+                       "ansible_host": f"{missing}-{name}", **hostvars}
+                for name, hostvars in hosts.items()
+            },
+            "vars": group_vars,
+            "children": children,
+        }
+    }
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
+    (tmp_path / "play.yml").write_text(
+        "- name: Apply the role with facts left ungathered, so nothing needs a host\n"
+        "  hosts: all\n  gather_facts: false\n"
+        f"  roles:\n    - {role}\n"
+    )
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_RETRY_FILES_ENABLED="0")
+    return subprocess.run(
+        ["ansible-playbook", "-i", str(tmp_path / "inventory.yml"), str(tmp_path / "play.yml")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
+def failure_messages(result: subprocess.CompletedProcess):
+    """The messages of failed or unreachable host results, and the play stats."""
+    report = json.loads(result.stdout[result.stdout.index("{"):])
+    messages = []
+    for play in report["plays"]:
+        for task in play["tasks"]:
+            for host_result in task["hosts"].values():
+                if host_result.get("failed") or host_result.get("unreachable"):
+                    messages.append(host_result.get("msg", ""))
+    return messages, report["stats"]
+
+
+def assert_refused_untouched(result: subprocess.CompletedProcess, expected: str) -> None:
+    assert result.returncode == 2, result.stdout[-3000:] + result.stderr[-3000:]
+    messages, stats = failure_messages(result)
+    assert messages, result.stdout[-3000:]
+    assert all(expected in m for m in messages), messages
+    for host, counts in stats.items():
+        assert counts["unreachable"] == 0, (host, counts)
+        assert counts["changed"] == 0, (host, counts)
+
+
+def assert_passes_validation(result: subprocess.CompletedProcess, hosts, variable_prefix: str) -> None:
+    """Control case: validation passed and the first task that needs a host found none."""
+    assert result.returncode != 0
+    messages, stats = failure_messages(result)
+    assert not any(variable_prefix in m for m in messages), messages
+    assert {host: counts["unreachable"] for host, counts in stats.items()} == {h: 1 for h in hosts}

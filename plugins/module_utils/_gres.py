@@ -15,6 +15,8 @@ import os
 import re
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from ansible_collections.gpucluster.core.plugins.module_utils._sysfs import read_text
+
 _BAD_TYPE_RE = re.compile(r"[\s,:=()]")
 _VENDOR_WORDS = frozenset(["nvidia", "tesla", "geforce", "quadro"])
 
@@ -85,12 +87,11 @@ def read_cpu_cores(sysfs_root="/sys"):
         if not re.match(r"^cpu\d+$", name):
             continue
         topo = os.path.join(base, name, "topology")
+        package_id = read_text(os.path.join(topo, "physical_package_id"))
+        core_id = read_text(os.path.join(topo, "core_id"))
         try:
-            with open(os.path.join(topo, "physical_package_id")) as handle:
-                package = int(handle.read().strip())
-            with open(os.path.join(topo, "core_id")) as handle:
-                core = int(handle.read().strip())
-        except (IOError, OSError, ValueError):
+            package, core = int(package_id), int(core_id)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
             continue
         cpu_key[int(name[3:])] = (package, core)
     ranks = {}  # type: Dict[Tuple[int, int], int]

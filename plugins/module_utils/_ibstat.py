@@ -15,6 +15,8 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
+from ansible_collections.gpucluster.core.plugins.module_utils._sysfs import read_text as _read
+
 from ansible_collections.gpucluster.core.plugins.module_utils._numbers import (
     leading_number as _num,  # '200 Gb/sec (4X HDR)' -> 200, '2.5' -> 2.5, '0x33bf' -> 13247
 )
@@ -196,15 +198,6 @@ def parse_ibstat(text):
                     % (ca["name"], port["port"], ", ".join(missing))
                 )
     return cas
-
-
-def _read(path):
-    # type: (str) -> Optional[str]
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return None
 
 
 def read_sysfs(sysfs_root="/sys"):

@@ -17,6 +17,8 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.gpucluster.core.plugins.module_utils._sysfs import read_text as _read
+
 from ansible_collections.gpucluster.core.plugins.module_utils._numbers import (
     leading_int as _to_int,  # '32510 MiB' -> 32510, '0x100' -> 256, '-1' -> -1
 )
@@ -385,15 +387,6 @@ def merge_topology(facts, topology):
 # ---------------------------------------------------------------------------
 # sysfs: NVIDIA PCI devices before any driver is installed
 # ---------------------------------------------------------------------------
-
-def _read(path):
-    # type: (str) -> Optional[str]
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return None
-
 
 def scan_pci(sysfs_root="/sys"):
     # type: (str) -> Dict[str, Any]

@@ -1,0 +1,23 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Read one value from sysfs/procfs. Private module_utils of gpucluster.core.
+
+Runs on the managed hosts, so the code keeps to Python 3.6 syntax.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # pylint: disable=invalid-name
+
+from typing import Optional
+
+
+def read_text(path):
+    # type: (str) -> Optional[str]
+    """The stripped content of ``path``, or None when it cannot be read."""
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return None

@@ -1,0 +1,17 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""read_text: one sysfs/procfs value, or None."""
+
+from __future__ import annotations
+
+from ansible_collections.gpucluster.core.plugins.module_utils._sysfs import read_text
+
+
+def test_value_is_stripped(tmp_path):
+    (tmp_path / "core_id").write_text("17\n")
+    assert read_text(str(tmp_path / "core_id")) == "17"
+
+
+def test_missing_or_unreadable_gives_none(tmp_path):
+    assert read_text(str(tmp_path / "absent")) is None
+    assert read_text(str(tmp_path)) is None  # a directory cannot be read as a value

@@ -23,6 +23,7 @@ install_packages() {
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
   command -v rsync >/dev/null 2>&1 || missing+=(rsync)
   command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+  command -v gpg >/dev/null 2>&1 || missing+=(gnupg)  # signs the test-double apt mirror (tests/harness/mirror)
   if ((${#missing[@]})); then
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive

@@ -37,7 +37,7 @@ installed=$(ansible-galaxy collection list gpucluster.core 2>/dev/null | awk '$1
 for path in "$tmp"/installed/ansible_collections/gpucluster/core/plugins/modules/*.py; do
   ansible-doc -t module "gpucluster.core.$(basename "$path" .py)" >/dev/null
 done
-for plugin in cluster_hosts_entries slurm_hostlist_expand slurm_hostlist_compress; do
+for plugin in cluster_hosts_entries slurm_hostlist_expand slurm_hostlist_compress nvidia_gpu_architecture nvidia_kernel_modules; do
   ansible-doc -t filter "gpucluster.core.$plugin" >/dev/null
 done
 ansible-doc -t role gpucluster.core.base_os >/dev/null

@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NVIDIA GPU filters: nvidia_gpu_architecture and nvidia_kernel_modules.
+
+Documentation lives beside this file in nvidia_gpu_architecture.yml and
+nvidia_kernel_modules.yml; the logic is in module_utils/_gpu_arch.py.
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+from ansible.module_utils.common.text.converters import to_native
+
+from ansible_collections.gpucluster.core.plugins.module_utils._gpu_arch import (
+    GpuArchError,
+    architecture,
+    kernel_module_flavour,
+)
+
+
+def nvidia_gpu_architecture(device_id):
+    """Architecture (maxwell .. blackwell) of an NVIDIA PCI device ID."""
+    try:
+        return architecture(device_id)
+    except GpuArchError as exc:
+        raise AnsibleFilterError("nvidia_gpu_architecture: %s" % to_native(exc))
+
+
+def nvidia_kernel_modules(device_ids, requested="auto"):
+    """open or proprietary kernel modules for a host's GPUs (list of PCI device IDs)."""
+    if isinstance(device_ids, (str, bytes)) or not isinstance(device_ids, (list, tuple)):
+        raise AnsibleFilterError("nvidia_kernel_modules: expected a list of PCI device IDs, got %r" % (device_ids,))
+    try:
+        return kernel_module_flavour(list(device_ids), requested)
+    except GpuArchError as exc:
+        raise AnsibleFilterError("nvidia_kernel_modules: %s" % to_native(exc))
+
+
+class FilterModule(object):
+    """NVIDIA GPU filters."""
+
+    def filters(self):
+        return {
+            "nvidia_gpu_architecture": nvidia_gpu_architecture,
+            "nvidia_kernel_modules": nvidia_kernel_modules,
+        }

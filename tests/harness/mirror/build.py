@@ -1,0 +1,699 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Build the local, GPG-signed apt mirror of vendor TEST DOUBLES described by packages.yml.
+
+    .venv/bin/python tests/harness/mirror/build.py [--spec packages.yml] --out DIR [--force]
+
+DIR gets the URL layout of the vendors' servers under one root (serve it with
+``python3 -m http.server --directory DIR``). Every package is a tiny stand-in with the
+vendor's name, version and dependency shape; its Description says it is a TEST DOUBLE.
+Nothing is rebuilt while DIR holds a stamp of the same spec and builder. The last line
+printed on stdout is DIR.
+
+Needs python3 with PyYAML, dpkg-deb and gpg.
+"""
+
+from __future__ import annotations
+
+import argparse
+import email.utils
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_SPEC = HERE / "packages.yml"
+STAMP = ".gpc-mirror-stamp"
+GNUPG_DIR = ".gnupg"
+MANIFEST = "mirror.json"
+FORMAT = "gpc-mirror-1"
+
+TEST_DOUBLE_NOTE = "TEST DOUBLE built by gpucluster.core tests/harness/mirror; not the vendor's package."
+MAINTAINER = "gpucluster.core test doubles <test-doubles@gpucluster.invalid>"
+KEY_EMAIL = "test-doubles@gpucluster.invalid"
+DEFAULT_SOURCE_DATE_EPOCH = 1717200000  # 2024-06-01, the era of the versions in packages.yml
+
+TOP_KEYS = {"repos": True, "source_date_epoch": False}
+REPO_KEYS = {
+    "name": True, "layout": True, "path": True, "key_file": True, "packages": True,
+    "origin": False, "label": False, "description": False, "architectures": False,
+    "suite": False, "codename": False, "component": False, "pool": False,
+}
+PACKAGE_KEYS = {
+    "name": True, "description": True, "version": False, "versions": False, "architecture": False,
+    "section": False, "priority": False, "multi_arch": False, "homepage": False, "source": False,
+    "depends": False, "pre_depends": False, "recommends": False, "suggests": False, "provides": False,
+    "conflicts": False, "breaks": False, "replaces": False,
+    "files": False, "scripts": False, "triggers": False,
+}
+RELATION_FIELDS = {
+    "pre_depends": "Pre-Depends", "depends": "Depends", "recommends": "Recommends", "suggests": "Suggests",
+    "provides": "Provides", "conflicts": "Conflicts", "breaks": "Breaks", "replaces": "Replaces",
+}
+FILE_KEYS = {"content", "mode", "link", "elf_soname"}
+SCRIPTS = ("preinst", "postinst", "prerm", "postrm")
+LAYOUTS = ("flat", "dists")
+ARCHITECTURES = ("amd64", "all")
+MULTI_ARCH = ("same", "foreign", "allowed", "no")
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+VERSION_RE = re.compile(r"^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*(?<!-)$")
+RELATION_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+(?::[a-z0-9]+)?(?:\s*\((?:<<|<=|=|>=|>>)\s*[A-Za-z0-9.+~:-]+\))?$")
+TOKEN_RE = re.compile(r"@([A-Z][A-Z_]*)@")
+MODE_RE = re.compile(r"^0?[0-7]{3}$")
+REL_PATH_RE = re.compile(r"^[A-Za-z0-9._+-]+(?:/[A-Za-z0-9._+-]+)*$")
+
+
+class SpecError(Exception):
+    """The spec is wrong; the message names the place and the problem."""
+
+
+class BuildError(Exception):
+    """A tool failed while building the mirror."""
+
+
+@dataclass
+class Package:
+    name: str
+    version: str
+    architecture: str
+    fields: dict[str, str]
+    files: dict[str, dict]
+    scripts: dict[str, str]
+    triggers: list[str]
+
+    @property
+    def deb_name(self) -> str:
+        return f"{self.name}_{self.version.split(':', 1)[-1]}_{self.architecture}.deb"
+
+
+@dataclass
+class Repo:
+    name: str
+    layout: str
+    path: str
+    key_file: str
+    origin: str
+    label: str
+    description: str
+    architectures: list[str]
+    suite: str = ""
+    codename: str = ""
+    component: str = ""
+    pool: str = ""
+    packages: list[Package] = field(default_factory=list)
+
+    @property
+    def key_uid(self) -> str:
+        return f"gpucluster.core TEST DOUBLE apt mirror ({self.name}) <{KEY_EMAIL}>"
+
+    @property
+    def index_dir(self) -> str:
+        """Where Packages lives, relative to the repo path."""
+        if self.layout == "flat":
+            return "."
+        return f"dists/{self.suite}/{self.component}/binary-amd64"
+
+    @property
+    def release_dir(self) -> str:
+        return "." if self.layout == "flat" else f"dists/{self.suite}"
+
+
+# ----------------------------------------------------------------------------- spec
+
+
+def _check_keys(where: str, data: object, schema: dict[str, bool]) -> dict:
+    if not isinstance(data, dict):
+        raise SpecError(f"{where}: must be a mapping, got {type(data).__name__}")
+    for key in data:
+        if key not in schema:
+            allowed = ", ".join(sorted(schema))
+            raise SpecError(f"{where}: unknown key '{key}' (allowed: {allowed})")
+    for key, required in schema.items():
+        if required and key not in data:
+            raise SpecError(f"{where}: missing required key '{key}'")
+    return data
+
+
+def _string(where: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(f"{where}: must be a non-empty string")
+    return value
+
+
+def _rel_path(where: str, value: object) -> str:
+    text = _string(where, value).strip("/")
+    if not REL_PATH_RE.match(text) or ".." in text.split("/"):
+        raise SpecError(f"{where}: '{value}' is not a relative URL path (letters, digits, . _ + - and /)")
+    return text
+
+
+def version_tokens(name: str, version: str) -> dict[str, str]:
+    """@TOKEN@ values for one package version."""
+    upstream = version.split(":", 1)[-1]
+    if "-" in upstream:
+        upstream = upstream.rsplit("-", 1)[0]
+    tokens = {"NAME": name, "VERSION": version, "UPSTREAM": upstream, "TEST_DOUBLE": TEST_DOUBLE_NOTE}
+    parts = upstream.split(".")
+    for token, index in (("MAJOR", 0), ("MINOR", 1), ("PATCH", 2)):
+        if len(parts) > index and parts[index].isdigit():
+            tokens[token] = parts[index]
+    return tokens
+
+
+def _expand(where: str, text: str, tokens: dict[str, str]) -> str:
+    def replace(match: re.Match) -> str:
+        token = match.group(1)
+        if token not in tokens:
+            known = ", ".join(f"@{t}@" for t in sorted(tokens))
+            raise SpecError(f"{where}: unknown token @{token}@ for version {tokens['VERSION']} (known: {known})")
+        return tokens[token]
+
+    return TOKEN_RE.sub(replace, text)
+
+
+def _relations(where: str, value: object, tokens: dict[str, str]) -> str:
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
+        raise SpecError(f"{where}: must be a string or a non-empty list of strings")
+    out = []
+    for item in items:
+        if "," in item:
+            raise SpecError(f"{where}: '{item}' holds a comma; give one relation per list item")
+        alternatives = [" ".join(a.split()) for a in _expand(where, item, tokens).split("|")]
+        for alternative in alternatives:
+            if not RELATION_RE.match(alternative):
+                raise SpecError(f"{where}: '{alternative}' is not a valid package relation")
+        out.append(" | ".join(alternatives))
+    return ", ".join(out)
+
+
+def _files(where: str, value: object, tokens: dict[str, str]) -> dict[str, dict]:
+    if not isinstance(value, dict):
+        raise SpecError(f"{where}: must be a mapping of absolute path to content")
+    files: dict[str, dict] = {}
+    for raw_path, spec in value.items():
+        here = f"{where} '{raw_path}'"
+        path = _expand(here, str(raw_path), tokens)
+        if not path.startswith("/") or ".." in path.split("/") or path.startswith("/DEBIAN") or path.endswith("/"):
+            raise SpecError(f"{here}: must be an absolute file path")
+        if isinstance(spec, str):
+            spec = {"content": spec}
+        if not isinstance(spec, dict):
+            raise SpecError(f"{here}: must be a string (the content) or a mapping")
+        for key in spec:
+            if key not in FILE_KEYS:
+                raise SpecError(f"{here}: unknown key '{key}' (allowed: {', '.join(sorted(FILE_KEYS))})")
+        kinds = [k for k in ("content", "link", "elf_soname") if k in spec]
+        if len(kinds) != 1:
+            raise SpecError(f"{here}: needs exactly one of content, link, elf_soname")
+        entry: dict = {"kind": kinds[0]}
+        if "mode" in spec:
+            if kinds[0] == "link":
+                raise SpecError(f"{here}: a link has no mode")
+            mode = spec["mode"]
+            if not isinstance(mode, str) or not MODE_RE.match(mode):
+                raise SpecError(f"{here}: mode must be a quoted octal string such as '0755', got {mode!r}")
+            entry["mode"] = int(mode, 8)
+        else:
+            entry["mode"] = 0o644
+        if kinds[0] == "content":
+            if not isinstance(spec["content"], str):
+                raise SpecError(f"{here}: content must be a string")
+            entry["value"] = _expand(here, spec["content"], tokens)
+        else:
+            entry["value"] = _expand(here, _string(f"{here} {kinds[0]}", spec[kinds[0]]), tokens)
+        if path in files:
+            raise SpecError(f"{here}: path given twice")
+        files[path] = entry
+    return files
+
+
+def _package_versions(where: str, data: dict) -> list[str]:
+    has_one, has_many = "version" in data, "versions" in data
+    if has_one == has_many:
+        raise SpecError(f"{where}: needs exactly one of 'version' or 'versions'")
+    versions = [data["version"]] if has_one else data["versions"]
+    if not isinstance(versions, list) or not versions:
+        raise SpecError(f"{where}: 'versions' must be a non-empty list")
+    for version in versions:
+        if not isinstance(version, str) or not VERSION_RE.match(version):
+            raise SpecError(f"{where}: '{version}' is not a valid Debian version (quote it in YAML)")
+    return versions
+
+
+def _packages(where: str, data: dict) -> list[Package]:
+    name = _string(f"{where} name", data["name"])
+    if not NAME_RE.match(name):
+        raise SpecError(f"{where}: '{name}' is not a valid Debian package name")
+    arch = data.get("architecture", "amd64")
+    if arch not in ARCHITECTURES:
+        raise SpecError(f"{where}: architecture must be one of {', '.join(ARCHITECTURES)}, got '{arch}'")
+    multi_arch = data.get("multi_arch")
+    if multi_arch is not None and multi_arch not in MULTI_ARCH:
+        raise SpecError(f"{where}: multi_arch must be one of {', '.join(MULTI_ARCH)}, got '{multi_arch}'")
+    description = _string(f"{where} description", data["description"]).strip()
+    scripts = data.get("scripts", {})
+    if not isinstance(scripts, dict):
+        raise SpecError(f"{where} scripts: must be a mapping")
+    for script, body in scripts.items():
+        if script not in SCRIPTS:
+            raise SpecError(f"{where} scripts: unknown script '{script}' (allowed: {', '.join(SCRIPTS)})")
+        if not isinstance(body, str) or not body.startswith("#!"):
+            raise SpecError(f"{where} scripts.{script}: must be a script starting with '#!'")
+    triggers = data.get("triggers", [])
+    if not isinstance(triggers, list) or not all(isinstance(t, str) for t in triggers):
+        raise SpecError(f"{where} triggers: must be a list of strings")
+
+    packages = []
+    for version in _package_versions(where, data):
+        tokens = version_tokens(name, version)
+        summary, _newline, long_text = _expand(f"{where} description", description, tokens).partition("\n")
+        fields = {
+            "Package": name,
+            "Version": version,
+            "Architecture": arch,
+            "Maintainer": MAINTAINER,
+        }
+        if "source" in data:
+            fields["Source"] = _string(f"{where} source", data["source"])
+        if multi_arch:
+            fields["Multi-Arch"] = multi_arch
+        fields["Priority"] = data.get("priority", "optional")
+        fields["Section"] = data.get("section", "misc")
+        for key, control in RELATION_FIELDS.items():
+            if key in data:
+                fields[control] = _relations(f"{where} {key}", data[key], tokens)
+        if "homepage" in data:
+            fields["Homepage"] = _string(f"{where} homepage", data["homepage"])
+        body = [TEST_DOUBLE_NOTE]
+        if long_text.strip():
+            body += ["", *long_text.strip().splitlines()]
+        fields["Description"] = f"{summary.strip()} (TEST DOUBLE)\n" + "\n".join(
+            f" {line}" if line.strip() else " ." for line in body
+        )
+        files = _files(f"{where} files", data.get("files", {}), tokens)
+        doc = f"/usr/share/doc/{name}/README.test-double"
+        files.setdefault(doc, {"kind": "content", "mode": 0o644, "value": f"{name} {version}\n\n{TEST_DOUBLE_NOTE}\n"})
+        expanded_scripts = {s: _expand(f"{where} scripts.{s}", b, tokens) for s, b in scripts.items()}
+        packages.append(Package(name, version, arch, fields, files, expanded_scripts, list(triggers)))
+    return packages
+
+
+def parse_spec(data: object) -> tuple[list[Repo], int]:
+    """Validate a loaded spec; return its repos (one Package per version) and SOURCE_DATE_EPOCH."""
+    _check_keys("spec", data, TOP_KEYS)
+    epoch = data.get("source_date_epoch", DEFAULT_SOURCE_DATE_EPOCH)
+    if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch <= 0:
+        raise SpecError("spec: source_date_epoch must be a positive integer")
+    if not isinstance(data["repos"], list) or not data["repos"]:
+        raise SpecError("spec: repos must be a non-empty list")
+    repos: list[Repo] = []
+    seen_names: set[str] = set()
+    for index, raw in enumerate(data["repos"]):
+        label = raw.get("name", "?") if isinstance(raw, dict) else "?"
+        where = f"repos[{index}] ({label})"
+        _check_keys(where, raw, REPO_KEYS)
+        name = _string(f"{where} name", raw["name"])
+        if name in seen_names:
+            raise SpecError(f"{where}: repo name '{name}' is used twice")
+        seen_names.add(name)
+        layout = raw["layout"]
+        if layout not in LAYOUTS:
+            raise SpecError(f"{where}: layout must be one of {', '.join(LAYOUTS)}, got '{layout}'")
+        if layout == "dists":
+            for key in ("suite", "component"):
+                if key not in raw:
+                    raise SpecError(f"{where}: layout 'dists' needs '{key}'")
+        else:
+            for key in ("suite", "codename", "component"):
+                if key in raw:
+                    raise SpecError(f"{where}: '{key}' is only for layout 'dists'")
+        archs = raw.get("architectures", ["amd64"])
+        if not isinstance(archs, list) or "amd64" not in archs:
+            raise SpecError(f"{where}: architectures must be a list that includes amd64")
+        repo = Repo(
+            name=name,
+            layout=layout,
+            path=_rel_path(f"{where} path", raw["path"]),
+            key_file=_rel_path(f"{where} key_file", raw["key_file"]),
+            origin=str(raw.get("origin", f"gpucluster.core test doubles ({name})")),
+            label=str(raw.get("label", f"TEST DOUBLE {name}")),
+            description=str(raw.get("description", TEST_DOUBLE_NOTE)),
+            architectures=[str(a) for a in archs],
+        )
+        if layout == "dists":
+            repo.suite = _rel_path(f"{where} suite", raw["suite"])
+            repo.codename = str(raw.get("codename", repo.suite))
+            repo.component = _rel_path(f"{where} component", raw["component"])
+        repo.pool = _rel_path(f"{where} pool", raw["pool"]) if "pool" in raw else (
+            "." if layout == "flat" else f"pool/{repo.component}")
+        if not isinstance(raw["packages"], list) or not raw["packages"]:
+            raise SpecError(f"{where}: packages must be a non-empty list")
+        first_seen: dict[tuple[str, str], int] = {}
+        for pindex, praw in enumerate(raw["packages"]):
+            pname = praw.get("name", "?") if isinstance(praw, dict) else "?"
+            pwhere = f"{where} packages[{pindex}] ({pname})"
+            _check_keys(pwhere, praw, PACKAGE_KEYS)
+            for package in _packages(pwhere, praw):
+                key = (package.name, package.version)
+                if key in first_seen:
+                    raise SpecError(
+                        f"{where}: duplicate package {package.name}={package.version} "
+                        f"(packages[{first_seen[key]}] and packages[{pindex}])"
+                    )
+                first_seen[key] = pindex
+                repo.packages.append(package)
+        repos.append(repo)
+    key_files = [r.key_file for r in repos]
+    for repo in repos:
+        if key_files.count(repo.key_file) > 1:
+            raise SpecError(f"repos ({repo.name}): key_file '{repo.key_file}' is used by more than one repo")
+    return repos, epoch
+
+
+def load_spec(path: Path) -> tuple[list[Repo], int]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SpecError(f"cannot read spec: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise SpecError(f"not valid YAML: {exc}") from exc
+    return parse_spec(data)
+
+
+# ----------------------------------------------------------------------------- debs
+
+
+def tiny_elf_so(soname: str) -> bytes:
+    """A minimal x86-64 ELF shared object with a DT_SONAME: ldconfig registers it and dlopen loads it."""
+    ehsize, phentsize, phnum = 64, 56, 2
+    dynstr = b"\0" + soname.encode() + b"\0"
+    strtab = ehsize + phentsize * phnum
+    symtab = (strtab + len(dynstr) + 7) & ~7
+    hashtab = symtab + 24  # one null symbol
+    dynamic_at = (hashtab + 16 + 7) & ~7
+    dt_soname, dt_hash, dt_strtab, dt_symtab, dt_strsz, dt_syment = 14, 4, 5, 6, 10, 11
+    dynamic = b"".join(
+        struct.pack("<qQ", tag, value)
+        for tag, value in (
+            (dt_soname, 1), (dt_hash, hashtab), (dt_strtab, strtab), (dt_symtab, symtab),
+            (dt_strsz, len(dynstr)), (dt_syment, 24), (0, 0),
+        )
+    )
+    total = dynamic_at + len(dynamic)
+    ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
+    header = ident + struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, ehsize, 0, 0, ehsize, phentsize, phnum, 64, 0, 0)
+    pt_load = struct.pack("<IIQQQQQQ", 1, 6, 0, 0, 0, total, total, 0x1000)
+    pt_dynamic = struct.pack("<IIQQQQQQ", 2, 6, dynamic_at, dynamic_at, dynamic_at, len(dynamic), len(dynamic), 8)
+    image = bytearray(total)
+    image[0:len(header)] = header
+    image[ehsize:ehsize + 2 * phentsize] = pt_load + pt_dynamic
+    image[strtab:strtab + len(dynstr)] = dynstr
+    image[hashtab:hashtab + 16] = struct.pack("<4I", 1, 1, 0, 0)
+    image[dynamic_at:] = dynamic
+    return bytes(image)
+
+
+def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False, **kwargs)
+    if result.returncode != 0:
+        detail = result.stderr.strip() or result.stdout.strip()
+        raise BuildError(f"{' '.join(cmd)} failed ({result.returncode}): {detail}")
+    return result
+
+
+def build_deb(package: Package, work: Path, dest: Path, epoch: int) -> Path:
+    root = work / f"{package.name}_{package.version.replace(':', '_')}"
+    control_dir = root / "DEBIAN"
+    control_dir.mkdir(parents=True)
+    installed_kib = 0
+    for path, entry in sorted(package.files.items()):
+        target = root / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if entry["kind"] == "link":
+            target.symlink_to(entry["value"])
+            installed_kib += 1
+            continue
+        data = tiny_elf_so(entry["value"]) if entry["kind"] == "elf_soname" else entry["value"].encode()
+        target.write_bytes(data)
+        target.chmod(entry["mode"])
+        installed_kib += (len(data) + 1023) // 1024
+    fields = dict(package.fields)
+    fields["Installed-Size"] = str(max(installed_kib, 1))
+    order = ["Package", "Source", "Version", "Architecture", "Multi-Arch", "Maintainer", "Installed-Size",
+             "Pre-Depends", "Depends", "Recommends", "Suggests", "Conflicts", "Breaks", "Replaces", "Provides",
+             "Section", "Priority", "Homepage", "Description"]
+    control = "".join(f"{key}: {fields[key]}\n" for key in order if key in fields)
+    (control_dir / "control").write_text(control, encoding="utf-8")
+    conffiles = [p for p, e in sorted(package.files.items()) if p.startswith("/etc/") and e["kind"] != "link"]
+    if conffiles:
+        (control_dir / "conffiles").write_text("".join(f"{p}\n" for p in conffiles), encoding="utf-8")
+    if package.triggers:
+        (control_dir / "triggers").write_text("".join(f"{t}\n" for t in package.triggers), encoding="utf-8")
+    for script, body in package.scripts.items():
+        (control_dir / script).write_text(body if body.endswith("\n") else body + "\n", encoding="utf-8")
+        (control_dir / script).chmod(0o755)
+    for directory, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            (Path(directory) / name).chmod(0o755)
+        for name in [*dirnames, *filenames, "."]:
+            os.utime(Path(directory) / name, (epoch, epoch), follow_symlinks=False)
+    root.chmod(0o755)
+    for control_file in control_dir.iterdir():
+        if control_file.name not in SCRIPTS:
+            control_file.chmod(0o644)
+    out = dest / package.deb_name
+    env = dict(os.environ, SOURCE_DATE_EPOCH=str(epoch))
+    _run(["dpkg-deb", "--root-owner-group", "-Zxz", "--build", str(root), str(out)], env=env)
+    return out
+
+
+# ----------------------------------------------------------------------------- signing
+
+
+class Signer:
+    """One throwaway, passphrase-less key per repo in a GNUPGHOME of its own."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        home.chmod(0o700)
+
+    def gpg(self, *args: str) -> subprocess.CompletedProcess:
+        return _run(["gpg", "--homedir", str(self.home), "--batch", "--no-tty", "--quiet",
+                     "--pinentry-mode", "loopback", "--passphrase", "", *args])
+
+    def _fingerprints(self) -> dict[str, str]:
+        listing = self.gpg("--with-colons", "--list-secret-keys").stdout
+        found: dict[str, str] = {}
+        fpr = None
+        for line in listing.splitlines():
+            parts = line.split(":")
+            if parts[0] == "sec":
+                fpr = None
+            elif parts[0] == "fpr" and fpr is None:
+                fpr = parts[9]
+            elif parts[0] == "uid" and fpr:
+                found[parts[9]] = fpr
+        return found
+
+    def key_for(self, uid: str) -> str:
+        known = self._fingerprints()
+        if uid not in known:
+            self.gpg("--quick-generate-key", uid, "ed25519", "sign", "never")
+            known = self._fingerprints()
+        return known[uid]
+
+    def sign(self, fpr: str, release: Path) -> None:
+        folder = release.parent
+        self.gpg("--local-user", fpr, "--digest-algo", "SHA512", "--yes",
+                 "--clearsign", "--output", str(folder / "InRelease"), str(release))
+        self.gpg("--local-user", fpr, "--digest-algo", "SHA512", "--yes", "--armor",
+                 "--detach-sign", "--output", str(folder / "Release.gpg"), str(release))
+
+    def export(self, fpr: str, dest: Path) -> None:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(self.gpg("--armor", "--export", fpr).stdout, encoding="ascii")
+
+    def close(self) -> None:
+        subprocess.run(["gpgconf", "--homedir", str(self.home), "--kill", "all"], capture_output=True, check=False)
+
+
+# ----------------------------------------------------------------------------- indexes
+
+
+def _hashes(data: bytes) -> dict[str, str]:
+    return {name: hashlib.new(name, data).hexdigest() for name in ("md5", "sha1", "sha256")}
+
+
+def packages_index(repo: Repo, debs: list[tuple[Package, Path]], repo_root: Path) -> str:
+    stanzas = []
+    for _package, deb in debs:
+        control = _run(["dpkg-deb", "-f", str(deb)]).stdout.rstrip("\n")
+        data = deb.read_bytes()
+        digest = _hashes(data)
+        filename = deb.relative_to(repo_root).as_posix()
+        if repo.layout == "flat":
+            filename = f"./{filename}"
+        extra = (f"Filename: {filename}\nSize: {len(data)}\nMD5sum: {digest['md5']}\n"
+                 f"SHA1: {digest['sha1']}\nSHA256: {digest['sha256']}")
+        head, sep, description = control.partition("\nDescription: ")
+        stanzas.append(f"{head}\n{extra}{sep}{description}\n")
+    return "\n".join(stanzas)
+
+
+def write_release(repo: Repo, release_dir: Path, index_files: dict[str, bytes], now: float) -> Path:
+    lines = [f"Origin: {repo.origin}", f"Label: {repo.label}"]
+    if repo.layout == "dists":
+        lines += [f"Suite: {repo.suite}", f"Codename: {repo.codename}"]
+    lines += [f"Architectures: {' '.join(repo.architectures)}"]
+    if repo.layout == "dists":
+        lines += [f"Components: {repo.component}"]
+    lines += [f"Date: {email.utils.formatdate(now, usegmt=True)}", f"Description: {repo.description}"]
+    for title, algo in (("MD5Sum", "md5"), ("SHA256", "sha256")):
+        lines.append(f"{title}:")
+        for name, data in sorted(index_files.items()):
+            lines.append(f" {hashlib.new(algo, data).hexdigest()} {len(data):>8} {name}")
+    release = release_dir / "Release"
+    release.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return release
+
+
+def build_repo(repo: Repo, root: Path, work: Path, signer: Signer, epoch: int, now: float) -> dict:
+    repo_root = root / repo.path
+    pool = repo_root / repo.pool
+    pool.mkdir(parents=True, exist_ok=True)
+    debs = []
+    debian_pool = repo.layout == "dists" and repo.pool == f"pool/{repo.component}"
+    for package in sorted(repo.packages, key=lambda p: (p.name, p.version)):
+        # A Debian-style pool sorts by first letter and name; a flat repo or a vendor pool holds the files directly.
+        dest = pool / package.name[0] / package.name if debian_pool else pool
+        dest.mkdir(parents=True, exist_ok=True)
+        debs.append((package, build_deb(package, work / repo.name, dest, epoch)))
+    index_dir = repo_root / repo.index_dir
+    index_dir.mkdir(parents=True, exist_ok=True)
+    text = packages_index(repo, debs, repo_root).encode("utf-8")
+    compressed = gzip.compress(text, mtime=0)
+    (index_dir / "Packages").write_bytes(text)
+    (index_dir / "Packages.gz").write_bytes(compressed)
+    release_dir = repo_root / repo.release_dir
+    prefix = "" if repo.layout == "flat" else f"{repo.component}/binary-amd64/"
+    release = write_release(repo, release_dir, {f"{prefix}Packages": text, f"{prefix}Packages.gz": compressed}, now)
+    fpr = signer.key_for(repo.key_uid)
+    signer.sign(fpr, release)
+    signer.export(fpr, root / repo.key_file)
+    return {
+        "name": repo.name,
+        "layout": repo.layout,
+        "path": repo.path,
+        "key_file": repo.key_file,
+        "key_fingerprint": fpr,
+        "suite": repo.suite or None,
+        "component": repo.component or None,
+        "sources_line": (f"deb [signed-by=KEYRING] http://MIRROR/{repo.path}/ /" if repo.layout == "flat"
+                         else f"deb [signed-by=KEYRING] http://MIRROR/{repo.path} {repo.suite} {repo.component}"),
+        "packages": [{"name": p.name, "version": p.version, "architecture": p.architecture} for p, _deb in debs],
+    }
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def spec_stamp(spec_path: Path) -> str:
+    digest = hashlib.sha256(FORMAT.encode())
+    digest.update(spec_path.read_bytes())
+    digest.update(Path(__file__).resolve().read_bytes())
+    return digest.hexdigest()
+
+
+def build(spec_path: Path, out: Path, force: bool = False) -> Path:
+    repos, epoch = load_spec(spec_path)
+    out = out.resolve()
+    stamp = spec_stamp(spec_path)
+    stamp_file = out / STAMP
+    if out.exists():
+        if not out.is_dir():
+            raise BuildError(f"{out} exists and is not a directory")
+        if stamp_file.exists():
+            if not force and stamp_file.read_text(encoding="utf-8").strip() == stamp:
+                print(f"mirror at {out} is current (stamp {stamp[:12]})", file=sys.stderr)
+                return out
+        elif any(out.iterdir()):
+            raise BuildError(f"refusing to build into {out}: not empty and not a mirror built by build.py")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
+    # gpg-agent's socket path must stay short: sign from a GNUPGHOME in TMPDIR, keep a copy in the output.
+    gnupg_home = Path(tempfile.mkdtemp(prefix="gpc-gnupg-"))
+    no_sockets = shutil.ignore_patterns("S.*", "*.lock", ".#*")
+    try:
+        if (out / GNUPG_DIR).is_dir():
+            shutil.copytree(out / GNUPG_DIR, gnupg_home, ignore=no_sockets, dirs_exist_ok=True)
+        signer = Signer(gnupg_home)
+        work = Path(tempfile.mkdtemp(prefix="gpc-mirror-work-"))
+        manifest = {"format": FORMAT, "stamp": stamp, "test_double_note": TEST_DOUBLE_NOTE, "repos": []}
+        try:
+            now = time.time()
+            for repo in repos:
+                print(f"building repo {repo.name}: {len(repo.packages)} packages", file=sys.stderr)
+                manifest["repos"].append(build_repo(repo, staging, work, signer, epoch, now))
+        finally:
+            signer.close()
+            shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(gnupg_home, staging / GNUPG_DIR, ignore=no_sockets)
+        (staging / GNUPG_DIR).chmod(0o700)
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        (staging / STAMP).write_text(stamp + "\n", encoding="utf-8")
+        staging.chmod(0o755)
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            old.rmdir()
+            out.rename(old)
+            staging.rename(out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(gnupg_home, ignore_errors=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("--spec", type=Path, default=DEFAULT_SPEC, help="package spec (default: %(default)s)")
+    parser.add_argument("--out", type=Path, required=True, help="output root, served as the mirror")
+    parser.add_argument("--force", action="store_true", help="rebuild even when the stamp matches")
+    args = parser.parse_args(argv)
+    for tool in ("dpkg-deb", "gpg", "gpgconf"):
+        if shutil.which(tool) is None:
+            print(f"build.py: error: '{tool}' is not installed", file=sys.stderr)
+            return 2
+    try:
+        out = build(args.spec, args.out, force=args.force)
+    except SpecError as exc:
+        print(f"{args.spec}: error: {exc}", file=sys.stderr)
+        return 2
+    except BuildError as exc:
+        print(f"build.py: error: {exc}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

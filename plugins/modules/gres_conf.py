@@ -43,6 +43,13 @@ options:
     description: Path of the gres.conf to write.
     type: path
     default: /etc/slurm/gres.conf
+  write:
+    description:
+      - V(false) writes nothing and reports no change; RV(lines) and RV(gres) are still computed and
+        checked. For a gres.conf assembled from every node's lines (C(NodeName=) lines on the controller,
+        as configless clusters need).
+    type: bool
+    default: true
   autodetect:
     description:
       - V(none) writes one line per GPU or MIG device.
@@ -176,7 +183,7 @@ lines:
   sample: ["Name=gpu Type=tesla_t4 File=/dev/nvidia0"]
 dest:
   description: The file written.
-  returned: always
+  returned: when O(write=true)
   type: str
   sample: /etc/slurm/gres.conf
 backup_file:
@@ -216,6 +223,7 @@ def main():
         argument_spec=dict(
             nvidia=dict(type="dict", required=True),
             dest=dict(type="path", default="/etc/slurm/gres.conf"),
+            write=dict(type="bool", default=True),
             autodetect=dict(type="str", choices=["none", "nvml"], default="none"),
             type_style=dict(type="str", choices=["nvml", "short", "none"], default="nvml"),
             type_map=dict(type="dict", default={}),
@@ -261,6 +269,14 @@ def main():
             module.fail_json(msg="device files missing on this node: %s" % ", ".join(missing))
 
     content = result["content"]
+    if not params["write"]:
+        module.exit_json(
+            changed=False,
+            gres=result["gres"],
+            gpu_count=result["gpu_count"],
+            types=result["types"],
+            lines=result["lines"],
+        )
     old = _read(dest)
     changed = old != content
     ret = dict(

@@ -20,8 +20,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_role(tmp_path: Path, role: str, hosts: dict, groups: dict, group_vars: dict):
-    """hosts: name -> host vars; groups: group -> [host names]; group_vars apply to all."""
+def run_role(tmp_path: Path, role: str, hosts: dict, groups: dict, group_vars: dict, extra_args=()):
+    """hosts: name -> host vars; groups: group -> [host names]; group_vars apply to all;
+    extra_args go to ansible-playbook (e.g. --limit)."""
     missing = f"gpc-absent-{uuid.uuid4().hex[:8]}"
     children = {name: {"hosts": {h: None for h in members}} for name, members in groups.items()}
     inventory = {
@@ -44,7 +45,7 @@ def run_role(tmp_path: Path, role: str, hosts: dict, groups: dict, group_vars: d
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_RETRY_FILES_ENABLED="0")
     return subprocess.run(
-        ["ansible-playbook", "-i", str(tmp_path / "inventory.yml"), str(tmp_path / "play.yml")],
+        ["ansible-playbook", "-i", str(tmp_path / "inventory.yml"), str(tmp_path / "play.yml"), *extra_args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
     )
 

@@ -11,9 +11,9 @@ GROUPS = {"slurm_controller": ["ctl"], "slurm_dbd": ["ctl"], "slurm_compute": ["
 GOOD_VARS = {"slurm_dbd_password": "test-only"}
 
 
-def run_slurm(tmp_path, groups=None, **group_vars):
+def run_slurm(tmp_path, groups=None, extra_args=(), **group_vars):
     return run_role(tmp_path, "gpucluster.core.slurm", hosts={h: {} for h in HOSTS},
-                    groups=groups or GROUPS, group_vars={**GOOD_VARS, **group_vars})
+                    groups=groups or GROUPS, group_vars={**GOOD_VARS, **group_vars}, extra_args=extra_args)
 
 
 def test_good_data_passes_preflight_validation(tmp_path):
@@ -50,3 +50,20 @@ def test_partition_naming_an_unknown_group_is_refused(tmp_path):
 def test_wrong_type_is_refused_by_the_argument_spec(tmp_path):
     result = run_slurm(tmp_path, slurm_real_memory_fraction="most")
     assert_refused_untouched(result, "slurm_real_memory_fraction")
+
+
+def test_limit_without_cached_definitions_is_refused(tmp_path):
+    # The controller alone, no fact cache: slurm.conf would lose gpu01 and gpu02.
+    result = run_slurm(tmp_path, extra_args=["--limit", "ctl"])
+    assert_refused_untouched(result, "No hardware facts for gpu01, gpu02: slurm.conf needs every compute node's definition.")
+
+
+def test_bad_srun_port_range_is_refused(tmp_path):
+    result = run_slurm(tmp_path, slurm_srun_port_range="63000-60001")
+    assert_refused_untouched(result, "slurm_srun_port_range must be \"first-last\" within 1024-65535 (got '63000-60001')")
+
+
+def test_repository_without_key_is_refused(tmp_path):
+    result = run_slurm(tmp_path, slurm_repository={"url": "https://mirror.example/slurm/"})
+    assert_refused_untouched(result, "needs url and key_url as http(s):// or file:// URLs "
+                                     "(got url 'https://mirror.example/slurm/', key_url '')")

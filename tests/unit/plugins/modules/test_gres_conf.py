@@ -64,6 +64,22 @@ def test_check_mode_and_diff(tmp_path):
     assert dest.read_text() == "AutoDetect=nvml\n"
 
 
+def test_write_false_computes_without_touching_dest(tmp_path):
+    dest = tmp_path / "gres.conf"
+    dest.write_text("AutoDetect=nvml\n")
+    result = run_module(gres_conf.main, {"nvidia": facts(), "dest": str(dest), "write": False, "expected_gpus": 8})
+    assert result["changed"] is False
+    assert result["gres"] == "gpu:tesla_v100s-pcie-32gb:8"
+    assert result["lines"] == ["Name=gpu Type=tesla_v100s-pcie-32gb File=/dev/nvidia%d" % i for i in range(8)]
+    assert "dest" not in result
+    assert dest.read_text() == "AutoDetect=nvml\n"
+
+
+def test_write_false_still_checks(tmp_path):
+    result = fail_module(gres_conf.main, {"nvidia": facts(), "write": False, "expected_gpus": 4})
+    assert result["msg"].startswith("expected 4 GPUs")
+
+
 def test_backup(tmp_path):
     dest = tmp_path / "gres.conf"
     dest.write_text("AutoDetect=nvml\n")

@@ -42,7 +42,7 @@ fi
 # Fresh copy of the collection (git-known files only, so caches and venvs stay out).
 mkdir -p "$COLL"
 (cd "$ROOT" && { git ls-files -z --cached --others --exclude-standard; } ) \
-  | rsync -a --delete --from0 --files-from=- "$ROOT/" "$COLL/.stage/"
+  | rsync -a --delete --ignore-missing-args --from0 --files-from=- "$ROOT/" "$COLL/.stage/"
 rsync -a --delete --exclude .stage --exclude tests/output "$COLL/.stage/" "$COLL/"
 rm -rf "$COLL/.stage"
 for ns in "$VENV"/collections/ansible_collections/*; do

@@ -24,6 +24,7 @@ install_packages() {
   command -v rsync >/dev/null 2>&1 || missing+=(rsync)
   command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
   command -v gpg >/dev/null 2>&1 || missing+=(gnupg)  # signs the test-double apt mirror (tests/harness/mirror)
+  command -v apt-ftparchive >/dev/null 2>&1 || missing+=(apt-utils)  # writes the test mirror's Packages/Release
   if ((${#missing[@]})); then
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive

@@ -10,13 +10,13 @@ vendor's name, version and dependency shape; its Description says it is a TEST D
 Nothing is rebuilt while DIR holds a stamp of the same spec and builder. The last line
 printed on stdout is DIR.
 
-Needs python3 with PyYAML, dpkg-deb and gpg.
+Needs python3 with PyYAML, dpkg-deb, apt-ftparchive (apt-utils) and gpg. The Packages and
+Release indexes are written by apt-ftparchive.
 """
 
 from __future__ import annotations
 
 import argparse
-import email.utils
 import gzip
 import hashlib
 import json
@@ -27,7 +27,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -535,44 +534,42 @@ class Signer:
 # ----------------------------------------------------------------------------- indexes
 
 
-def _hashes(data: bytes) -> dict[str, str]:
-    return {name: hashlib.new(name, data).hexdigest() for name in ("md5", "sha1", "sha256")}
+def packages_index(repo: Repo, repo_root: Path) -> bytes:
+    """The Packages index of every deb under the repo's pool, written by apt-ftparchive.
+
+    Run from the repo root so each Filename is relative to the URL the sources line names:
+    ``./x.deb`` in a flat repo (as NVIDIA's), ``dists/<suite>/pool/...`` in a dists repo.
+    """
+    pool = "." if repo.layout == "flat" else repo.pool
+    return _run(["apt-ftparchive", "--md5", "--sha1", "--sha256", "--no-sha512", "packages", pool],
+                cwd=repo_root).stdout.encode("utf-8")
 
 
-def packages_index(repo: Repo, debs: list[tuple[Package, Path]], repo_root: Path) -> str:
-    stanzas = []
-    for _package, deb in debs:
-        control = _run(["dpkg-deb", "-f", str(deb)]).stdout.rstrip("\n")
-        data = deb.read_bytes()
-        digest = _hashes(data)
-        filename = deb.relative_to(repo_root).as_posix()
-        if repo.layout == "flat":
-            filename = f"./{filename}"
-        extra = (f"Filename: {filename}\nSize: {len(data)}\nMD5sum: {digest['md5']}\n"
-                 f"SHA1: {digest['sha1']}\nSHA256: {digest['sha256']}")
-        head, sep, description = control.partition("\nDescription: ")
-        stanzas.append(f"{head}\n{extra}{sep}{description}\n")
-    return "\n".join(stanzas)
-
-
-def write_release(repo: Repo, release_dir: Path, index_files: dict[str, bytes], now: float) -> Path:
-    lines = [f"Origin: {repo.origin}", f"Label: {repo.label}"]
+def release_options(repo: Repo) -> list[str]:
+    """apt-ftparchive -o options for the Release fields of one repo."""
+    fields = {"Origin": repo.origin, "Label": repo.label}
     if repo.layout == "dists":
-        lines += [f"Suite: {repo.suite}", f"Codename: {repo.codename}"]
-    lines += [f"Architectures: {' '.join(repo.architectures)}"]
+        fields.update({"Suite": repo.suite, "Codename": repo.codename})
+    fields["Architectures"] = " ".join(repo.architectures)
     if repo.layout == "dists":
-        lines += [f"Components: {repo.component}"]
-    lines += [f"Date: {email.utils.formatdate(now, usegmt=True)}", f"Description: {repo.description}"]
-    for title, algo in (("MD5Sum", "md5"), ("SHA256", "sha256")):
-        lines.append(f"{title}:")
-        for name, data in sorted(index_files.items()):
-            lines.append(f" {hashlib.new(algo, data).hexdigest()} {len(data):>8} {name}")
+        fields["Components"] = repo.component
+    fields["Description"] = repo.description
+    options = []
+    for name, value in fields.items():
+        options += ["-o", f"APT::FTPArchive::Release::{name}={value}"]
+    return options
+
+
+def write_release(repo: Repo, release_dir: Path) -> Path:
+    """Release over the indexes below release_dir, written by apt-ftparchive (build time as Date)."""
+    text = _run(["apt-ftparchive", "--md5", "--no-sha1", "--sha256", "--no-sha512", *release_options(repo),
+                 "release", "."], cwd=release_dir).stdout
     release = release_dir / "Release"
-    release.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    release.write_text(text, encoding="utf-8")
     return release
 
 
-def build_repo(repo: Repo, root: Path, work: Path, signer: Signer, epoch: int, now: float) -> dict:
+def build_repo(repo: Repo, root: Path, work: Path, signer: Signer, epoch: int) -> dict:
     repo_root = root / repo.path
     pool = repo_root / repo.pool
     pool.mkdir(parents=True, exist_ok=True)
@@ -585,13 +582,10 @@ def build_repo(repo: Repo, root: Path, work: Path, signer: Signer, epoch: int, n
         debs.append((package, build_deb(package, work / repo.name, dest, epoch)))
     index_dir = repo_root / repo.index_dir
     index_dir.mkdir(parents=True, exist_ok=True)
-    text = packages_index(repo, debs, repo_root).encode("utf-8")
-    compressed = gzip.compress(text, mtime=0)
+    text = packages_index(repo, repo_root)
     (index_dir / "Packages").write_bytes(text)
-    (index_dir / "Packages.gz").write_bytes(compressed)
-    release_dir = repo_root / repo.release_dir
-    prefix = "" if repo.layout == "flat" else f"{repo.component}/binary-amd64/"
-    release = write_release(repo, release_dir, {f"{prefix}Packages": text, f"{prefix}Packages.gz": compressed}, now)
+    (index_dir / "Packages.gz").write_bytes(gzip.compress(text, mtime=0))
+    release = write_release(repo, repo_root / repo.release_dir)
     fpr = signer.key_for(repo.key_uid)
     signer.sign(fpr, release)
     signer.export(fpr, root / repo.key_file)
@@ -645,10 +639,9 @@ def build(spec_path: Path, out: Path, force: bool = False) -> Path:
         work = Path(tempfile.mkdtemp(prefix="gpc-mirror-work-"))
         manifest = {"format": FORMAT, "stamp": stamp, "test_double_note": TEST_DOUBLE_NOTE, "repos": []}
         try:
-            now = time.time()
             for repo in repos:
                 print(f"building repo {repo.name}: {len(repo.packages)} packages", file=sys.stderr)
-                manifest["repos"].append(build_repo(repo, staging, work, signer, epoch, now))
+                manifest["repos"].append(build_repo(repo, staging, work, signer, epoch))
         finally:
             signer.close()
             shutil.rmtree(work, ignore_errors=True)
@@ -679,7 +672,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="output root, served as the mirror")
     parser.add_argument("--force", action="store_true", help="rebuild even when the stamp matches")
     args = parser.parse_args(argv)
-    for tool in ("dpkg-deb", "gpg", "gpgconf"):
+    for tool in ("dpkg-deb", "apt-ftparchive", "gpg", "gpgconf"):
         if shutil.which(tool) is None:
             print(f"build.py: error: '{tool}' is not installed", file=sys.stderr)
             return 2

@@ -1,0 +1,87 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""slurm_errors: every error in the slurm role's input, at once."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: slurm_errors
+author: gpucluster.core contributors
+version_added: 0.2.0
+short_description: Check the slurm role's variables and return every error
+description:
+  - Checks the group counts (one or two controllers, at least one compute node, at most one slurmdbd
+    host), the host names that go into slurm.conf, the partitions, C(slurm_srun_port_range), the site
+    repository, the munge key and the slurmdbd password (their messages never show them), the keys
+    and values of C(slurm_config) and C(slurm_cgroup_config), each compute node's values that go
+    into its NodeName line, and the names of the accounting QoS, accounts and users.
+  - Returns every error at once as a list of messages, each naming the variable (and the host for
+    per-host values); an empty list when all is good. The rules live in
+    plugins/plugin_utils/_rules_slurm.py.
+  - Runs on the controller only; the role's preflight fails with these messages before any host is touched.
+options:
+  _input:
+    description: The values every host shares, by variable name (C(slurm_cluster_name), C(slurm_partitions), ...).
+    type: dict
+    required: true
+  hostvars:
+    description: The play's C(hostvars).
+    type: dict
+    required: true
+  hosts:
+    description: The compute nodes whose per-host values are checked.
+    type: list
+    elements: str
+    required: true
+  defaults:
+    description: The role's values of the per-host variables, for hosts that do not set their own.
+    type: dict
+    required: true
+  groups:
+    description: The inventory groups (C(groups)).
+    type: dict
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Check the role's variables
+  ansible.builtin.assert:
+    that: __errors | length == 0
+    fail_msg: "{{ __errors }}"
+  vars:
+    __errors: >-
+      {{ {'slurm_cluster_name': slurm_cluster_name, 'slurm_partitions': slurm_partitions}
+         | gpucluster.core.slurm_errors(hostvars=hostvars, hosts=groups['slurm_compute'],
+                                        defaults={'slurm_node_features': []}, groups=groups) }}
+"""
+
+RETURN = r"""
+_value:
+  description: The error messages, empty when the input is good.
+  type: list
+  elements: str
+"""
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_slurm import HOST_NAMES, slurm_errors
+
+
+def slurm_errors_filter(settings, hostvars, hosts, defaults, groups):
+    """Return the messages; raise AnsibleFilterError when the input is not of the expected shape."""
+    per_host = {}
+    for host in hosts:
+        values = hostvars.get(host, {}) if hasattr(hostvars, "get") else {}
+        per_host[host] = {name: (values[name] if name in values else defaults.get(name))
+                          for name in HOST_NAMES if name in values or name in defaults}
+    try:
+        return slurm_errors(dict(settings), per_host, {k: list(v) for k, v in groups.items()})
+    except RuleError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+class FilterModule:
+    """The slurm role's input rules."""
+
+    def filters(self):
+        return {"slurm_errors": slurm_errors_filter}

@@ -1,0 +1,113 @@
+# Reads, in one call, everything the slurm role compares on a node: installed packages,
+# the Slurm version, the munge key, services, directories, the checksums of the files the
+# role writes, slurmd -C, the SLURMD_OPTIONS line and the firewall's open ports.
+# Run by tasks/state.yml as `python3 - REQUEST_JSON` (the script on stdin); prints JSON.
+# Python 3.6 syntax: it runs on the managed node. Read-only.
+import base64
+import hashlib
+import json
+import os
+import pwd
+import grp
+import shutil
+import subprocess
+import sys
+
+
+def run(argv):
+    try:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+    except OSError:
+        return 127, ""
+    return proc.returncode, proc.stdout
+
+
+def owner(st):
+    try:
+        user = pwd.getpwuid(st.st_uid).pw_name
+    except KeyError:
+        user = str(st.st_uid)
+    try:
+        group = grp.getgrgid(st.st_gid).gr_name
+    except KeyError:
+        group = str(st.st_gid)
+    return "%s:%s:%o" % (user, group, st.st_mode & 0o7777)
+
+
+def main():
+    req = json.loads(sys.argv[1])
+    out = {}
+    if shutil.which("dpkg-query"):
+        rc, text = run(["dpkg-query", "-W", "-f", "${Package} ${db:Status-Status}\n"] + req.get("packages", []))
+        installed = [line.split()[0] for line in text.splitlines() if line.endswith(" installed")]
+    else:
+        rc, text = run(["rpm", "-q", "--qf", "%{NAME}\n"] + req.get("packages", []))
+        installed = [line.strip() for line in text.splitlines() if " " not in line.strip()]
+    out["missing"] = [p for p in req.get("packages", []) if p not in installed]
+    rc, text = run(["sinfo", "--version"])
+    out["version"] = text.strip() if rc == 0 else ""
+    key = req.get("munge_key")
+    if key:
+        try:
+            st = os.stat(key)
+            with open(key, "rb") as handle:
+                out["munge_key"] = owner(st) + " " + base64.b64encode(handle.read()).decode("ascii")
+        except OSError:
+            out["munge_key"] = ""
+    services = req.get("services", [])
+    out["services"] = {}
+    for name in services:
+        active = run(["systemctl", "is-active", name])[1].strip()
+        enabled = run(["systemctl", "is-enabled", name])[1].strip()
+        out["services"][name] = "%s %s" % (active, enabled)
+    out["paths"] = {}
+    for path in req.get("dirs", []) + req.get("files", []):
+        try:
+            st = os.stat(path)
+        except OSError:
+            out["paths"][path] = ""
+            continue
+        if os.path.isdir(path):
+            out["paths"][path] = owner(st)
+        else:
+            with open(path, "rb") as handle:
+                out["paths"][path] = owner(st) + " " + hashlib.sha1(handle.read()).hexdigest()
+    conf = req.get("slurm_conf")
+    if conf:
+        out["node_lines"] = []
+        try:
+            with open(conf) as handle:
+                out["node_lines"] = [line.rstrip("\n") for line in handle
+                                     if line.startswith(("NodeName=", "PartitionName="))]
+        except OSError:
+            pass
+    if req.get("slurmd_c"):
+        rc, text = run(["slurmd", "-C"])
+        out["slurmd_c"] = text.splitlines()[0] if rc == 0 and text else ""
+    env_file = req.get("env_file")
+    if env_file:
+        out["slurmd_options"] = None
+        try:
+            with open(env_file) as handle:
+                for line in handle:
+                    if line.startswith("SLURMD_OPTIONS="):
+                        out["slurmd_options"] = line.rstrip("\n")
+        except OSError:
+            pass
+    # Where gpucluster.core.nvidia_smi_facts looks too.
+    out["nvidia_smi"] = any(shutil.which("nvidia-smi", path=p) for p in (
+        os.environ.get("PATH", ""), "/usr/bin", "/usr/local/bin", "/usr/local/nvidia/bin", "/opt/nvidia/bin"))
+    fw = {"firewalld": None, "ufw": None}
+    if req.get("firewall"):
+        if run(["systemctl", "is-active", "firewalld"])[1].strip() == "active":
+            fw["firewalld"] = run(["firewall-cmd", "--list-ports"])[1].split()
+        if shutil.which("ufw"):
+            rc, text = run(["ufw", "status"])
+            if "Status: active" in text.splitlines()[:1]:
+                fw["ufw"] = sorted(set(line.split()[0] for line in text.splitlines()
+                                       if " ALLOW " in line and "/" in line.split()[0]))
+    out["firewall"] = fw
+    print(json.dumps(out))
+
+
+main()

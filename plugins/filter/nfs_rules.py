@@ -1,13 +1,15 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The nfs role's filters: nfs_errors (its input rules) and nfs_conf_options (the nfs.conf merge).
+"""The nfs role's filters: nfs_errors (its input rules), nfs_conf_options (the nfs.conf merge),
+nfs_client_mounts, nfs_unpublished and nfs_unmounted (derived data and the verify checks).
 
-Documented in nfs_errors.yml and nfs_conf_options.yml beside this file."""
+Documented in the .yml files of the same names beside this file."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import client_mounts, unmounted, unpublished
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_nfs import conf_options, nfs_errors, per_host
 
 
@@ -27,8 +29,34 @@ def nfs_conf_options_filter(role, settings):
         raise AnsibleFilterError("nfs: %s" % exc) from None
 
 
+def nfs_client_mounts_filter(mounts, host, settings):
+    """The mounts host makes, with their fstab options (documented in nfs_client_mounts.yml)."""
+    try:
+        return client_mounts(mounts, host, settings)
+    except (KeyError, AttributeError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError("nfs: nfs_client_mounts: %s" % exc) from None
+
+
+def nfs_unpublished_filter(exports, exportfs):
+    """The exports exportfs -s does not list (documented in nfs_unpublished.yml)."""
+    try:
+        return unpublished(exports, exportfs)
+    except (KeyError, AttributeError, TypeError) as exc:
+        raise AnsibleFilterError("nfs: nfs_unpublished: %s" % exc) from None
+
+
+def nfs_unmounted_filter(mounts, proc_mounts):
+    """The mounts /proc/mounts lacks (documented in nfs_unmounted.yml)."""
+    try:
+        return unmounted(mounts, proc_mounts)
+    except (KeyError, AttributeError, TypeError) as exc:
+        raise AnsibleFilterError("nfs: nfs_unmounted: %s" % exc) from None
+
+
 class FilterModule:
     """The nfs role's input rules and nfs.conf merge."""
 
     def filters(self):
-        return {"nfs_errors": nfs_errors_filter, "nfs_conf_options": nfs_conf_options_filter}
+        return {"nfs_errors": nfs_errors_filter, "nfs_conf_options": nfs_conf_options_filter,
+                "nfs_client_mounts": nfs_client_mounts_filter, "nfs_unpublished": nfs_unpublished_filter,
+                "nfs_unmounted": nfs_unmounted_filter}

@@ -1,0 +1,58 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The nfs role's derived data (controller side, pure, no Ansible imports): a host's client
+mounts with their fstab options, and what a converged host's exportfs and /proc/mounts lack.
+
+The input was checked by the role's rules (_rules_nfs.py) before this runs."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, Iterable, List, Mapping
+
+
+def client_mounts(mounts: Iterable[Mapping[str, Any]], host: str, settings: Mapping[str, Any]) -> List[Dict[str, str]]:
+    """The mounts ``host`` makes, less those of its own exports (the data is local there),
+    with the fstab options: the mount's (or ``nfs_mount_options``), ``nfsvers``, ``_netdev``
+    and, with automount, the systemd automount and timeout options.
+
+    ``settings``: nfs_mount_version, nfs_mount_options, nfs_mount_automount,
+    nfs_mount_timeout, nfs_mount_idle_timeout."""
+    out: List[Dict[str, str]] = []
+    for mount in mounts:
+        if not mount.get("server_external", False) and mount["src"].split(":")[0] == host:
+            continue
+        version = str(mount.get("version", settings["nfs_mount_version"]))
+        automount = mount.get("automount", settings["nfs_mount_automount"])
+        opts = list(mount.get("options", settings["nfs_mount_options"])) + ["nfsvers=" + version, "_netdev"]
+        if automount:
+            opts += ["x-systemd.automount", "x-systemd.mount-timeout=%s" % settings["nfs_mount_timeout"]]
+            if int(settings["nfs_mount_idle_timeout"]) > 0:
+                opts.append("x-systemd.idle-timeout=%s" % settings["nfs_mount_idle_timeout"])
+        out.append({"src": mount["src"], "path": mount["path"], "version": version, "opts": ",".join(map(str, opts)),
+                    "owner": mount.get("owner", "root"), "group": mount.get("group", "root"),
+                    "mode": str(mount.get("mode", "0755"))})
+    return out
+
+
+def unpublished(exports: Iterable[Mapping[str, Any]], exportfs: str) -> List[str]:
+    """``<path> to <client>`` for each export and client that ``exportfs -s`` does not list."""
+    listed = set()
+    for line in exportfs.splitlines():
+        match = re.match(r"^(\S+)\s+([^(\s]+)\(", line)
+        if match:
+            listed.add((match.group(1), match.group(2)))
+    return ["%s to %s" % (e["path"], client) for e in exports for client in map(str, e["clients"])
+            if (e["path"], client) not in listed]
+
+
+def unmounted(mounts: Iterable[Mapping[str, str]], proc_mounts: str) -> List[str]:
+    """``<src> on <path> (<fstype>)`` for each client mount that /proc/mounts lacks as NFS from
+    its server (fstype nfs for NFSv3, nfs4 otherwise)."""
+    present = {tuple(line.split()[:3]) for line in proc_mounts.splitlines() if len(line.split()) >= 3}
+    out = []
+    for mount in mounts:
+        fstype = "nfs" if mount["version"] == "3" else "nfs4"
+        if (mount["src"], mount["path"], fstype) not in present:
+            out.append("%s on %s (%s)" % (mount["src"], mount["path"], fstype))
+    return out

@@ -1,0 +1,65 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The shape every role follows (house style), checked over every role of the collection:
+argument_specs.yml names exactly the variables defaults/main.yml sets, each with the same
+default; public variables carry the role's prefix; every vars/ and register name is internal."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if (p / "meta" / "argument_specs.yml").is_file())
+
+
+def _yaml(path: Path):
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+
+
+def _entry_points(role: str) -> dict:
+    return _yaml(ROOT / "roles" / role / "meta" / "argument_specs.yml")["argument_specs"]
+
+
+def test_every_role_is_checked():
+    assert set(ROLES) == {p.name for p in (ROOT / "roles").iterdir() if p.is_dir()}
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_argument_specs_match_defaults(role):
+    defaults = _yaml(ROOT / "roles" / role / "defaults" / "main.yml") if (
+        ROOT / "roles" / role / "defaults" / "main.yml").is_file() else {}
+    options = {}
+    for entry in _entry_points(role).values():
+        options.update(entry.get("options") or {})
+    assert sorted(set(defaults) - set(options)) == [], "defaults without an argument spec"
+    with_default = {name for name, spec in options.items() if "default" in spec}
+    assert sorted(with_default - set(defaults)) == [], "argument specs with a default that defaults/main.yml lacks"
+    for name, value in defaults.items():
+        spec = options[name]
+        # A templated default is documented by its meaning, not its value.
+        if isinstance(value, str) and "{{" in value:
+            continue
+        assert spec.get("default") == value, "%s: argument spec default %r, defaults/main.yml %r" % (
+            name, spec.get("default"), value)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_public_names_carry_the_role_prefix(role):
+    for entry in _entry_points(role).values():
+        for name in entry.get("options") or {}:
+            assert name.startswith(role + "_"), name
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_internal_names_are_internal(role):
+    base = ROOT / "roles" / role
+    for path in sorted((base / "vars").glob("*.yml")) if (base / "vars").is_dir() else []:
+        for name in _yaml(path):
+            assert name.startswith("__%s_" % role), "%s: %s" % (path.relative_to(ROOT), name)
+    for path in sorted(base.rglob("*.yml")):
+        for name in re.findall(r"^\s*register:\s*(\S+)", path.read_text(encoding="utf-8"), re.M):
+            assert name.startswith("__%s_" % role), "%s: register %s" % (path.relative_to(ROOT), name)

@@ -1,0 +1,77 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The nfs role's derived data: client mounts with their fstab options, and the verify checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import client_mounts, unmounted, unpublished
+
+SETTINGS = {"nfs_mount_version": "4.2", "nfs_mount_options": ["rw", "hard", "noatime"], "nfs_mount_automount": True,
+            "nfs_mount_timeout": 30, "nfs_mount_idle_timeout": 0}
+SHARED = {"src": "master:/data/shared", "path": "/data/shared"}
+AUTO = "x-systemd.automount,x-systemd.mount-timeout=30"
+
+
+def mount(opts, version="4.2", src="master:/data/shared", path="/data/shared", owner="root", group="root", mode="0755"):
+    return {"src": src, "path": path, "version": version, "opts": opts, "owner": owner, "group": group, "mode": mode}
+
+
+@pytest.mark.parametrize("mounts, host, settings, expected", [
+    # The server of a share does not mount it; every other host does.
+    ([SHARED], "master", SETTINGS, []),
+    ([SHARED], "worker1", SETTINGS, [mount("rw,hard,noatime,nfsvers=4.2,_netdev," + AUTO)]),
+    # A share served from outside the cluster under the same name is mounted everywhere.
+    ([dict(SHARED, server_external=True)], "master", SETTINGS, [mount("rw,hard,noatime,nfsvers=4.2,_netdev," + AUTO)]),
+    # Per-mount version, options, owner and mode; the version as a string even when given as a number.
+    ([dict(SHARED, version=3, options=["ro"], owner="alice", group="gpuusers", mode="2775")], "worker1", SETTINGS,
+     [mount("ro,nfsvers=3,_netdev," + AUTO, version="3", owner="alice", group="gpuusers", mode="2775")]),
+    # No automount: no systemd options.
+    ([dict(SHARED, automount=False)], "worker1", SETTINGS, [mount("rw,hard,noatime,nfsvers=4.2,_netdev")]),
+    ([SHARED], "worker1", dict(SETTINGS, nfs_mount_automount=False), [mount("rw,hard,noatime,nfsvers=4.2,_netdev")]),
+    # An idle timeout above 0 unmounts an idle share.
+    ([SHARED], "worker1", dict(SETTINGS, nfs_mount_idle_timeout=600),
+     [mount("rw,hard,noatime,nfsvers=4.2,_netdev," + AUTO + ",x-systemd.idle-timeout=600")]),
+    ([], "worker1", SETTINGS, []),
+])
+def test_client_mounts(mounts, host, settings, expected):
+    assert client_mounts(mounts, host, settings) == expected
+
+
+EXPORTFS = ("/data/shared  192.168.1.0/24(sync,wdelay,hide,no_subtree_check,sec=sys,rw,secure,root_squash,no_all_squash)\n"
+            "/data/scratch  worker1(sync,wdelay,hide,no_subtree_check,sec=sys,rw,secure,root_squash,no_all_squash)\n")
+
+
+@pytest.mark.parametrize("exports, exportfs, expected", [
+    ([{"path": "/data/shared", "clients": ["192.168.1.0/24"]}], EXPORTFS, []),
+    ([{"path": "/data/shared", "clients": ["192.168.1.0/24", "10.0.0.0/24"]},
+      {"path": "/data/scratch", "clients": ["worker1", "worker2"]}], EXPORTFS,
+     ["/data/shared to 10.0.0.0/24", "/data/scratch to worker2"]),
+    # A path that only starts like an exported one is not exported.
+    ([{"path": "/data", "clients": ["192.168.1.0/24"]}], EXPORTFS, ["/data to 192.168.1.0/24"]),
+    ([{"path": "/data/shared", "clients": ["192.168.1.0/24"]}], "", ["/data/shared to 192.168.1.0/24"]),
+])
+def test_unpublished(exports, exportfs, expected):
+    assert unpublished(exports, exportfs) == expected
+
+
+PROC_MOUNTS = ("sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n"
+               "systemd-1 /data/shared autofs rw,relatime,fd=45,pgrp=1,timeout=0,minproto=5,maxproto=5,direct 0 0\n"
+               "master:/data/shared /data/shared nfs4 rw,relatime,vers=4.2,rsize=1048576,hard,proto=tcp 0 0\n"
+               "master:/data/old /data/old nfs rw,relatime,vers=3,hard,proto=tcp 0 0\n")
+
+
+@pytest.mark.parametrize("mounts, proc_mounts, expected", [
+    ([mount("")], PROC_MOUNTS, []),
+    ([mount("", version="3", src="master:/data/old", path="/data/old")], PROC_MOUNTS, []),
+    # Only the automount point, not the share: not mounted.
+    ([mount("", src="master:/data/shared", path="/data/shared")], PROC_MOUNTS.replace("nfs4", "ext4"),
+     ["master:/data/shared on /data/shared (nfs4)"]),
+    # Mounted with the wrong NFS version.
+    ([mount("", version="3")], PROC_MOUNTS, ["master:/data/shared on /data/shared (nfs)"]),
+    ([mount("", src="other:/data/shared")], PROC_MOUNTS, ["other:/data/shared on /data/shared (nfs4)"]),
+    ([], "", []),
+])
+def test_unmounted(mounts, proc_mounts, expected):
+    assert unmounted(mounts, proc_mounts) == expected

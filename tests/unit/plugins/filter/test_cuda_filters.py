@@ -1,0 +1,68 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cuda and nvidia_driver roles' filters: each is found by its name and turns input of the
+wrong shape into an AnsibleFilterError (their logic is tested in tests/unit/plugins/plugin_utils/)."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpucluster.core.plugins.filter import (
+    cuda_packages,
+    cuda_rules,
+    cuda_unavailable,
+    cuda_verify_problems,
+    nvidia_driver_rules,
+)
+
+FILTERS = {
+    "cuda_errors": cuda_rules,
+    "cuda_packages": cuda_packages,
+    "cuda_unavailable": cuda_unavailable,
+    "cuda_verify_problems": cuda_verify_problems,
+    "nvidia_driver_errors": nvidia_driver_rules,
+}
+
+
+def _filter(name):
+    return FILTERS[name].FilterModule().filters()[name]
+
+
+@pytest.mark.parametrize("name", sorted(FILTERS))
+def test_each_file_exposes_its_filter(name):
+    assert list(FILTERS[name].FilterModule().filters()) == [name]
+
+
+def test_good_input_passes_through():
+    assert _filter("cuda_errors")({"cuda_toolkits": ["12.4"], "cuda_default_toolkit": "12.4", "cuda_cudnn": False,
+                                   "cuda_cudnn_source": "repo", "cuda_nccl": False, "cuda_repo_manage": False},
+                                  host="gpu01") == []
+    assert _filter("cuda_packages")({"cuda_toolkits": ["12.4"], "cuda_toolkit_versions": {"12.4": "12.4.1-1"}},
+                                    cudnn_packages=[], nccl_packages=[], separator="=") == [
+        {"name": "cuda-toolkit-12-4", "version": "12.4.1-1", "spec": "cuda-toolkit-12-4=12.4.1-1"}]
+    assert _filter("cuda_unavailable")([{"name": "libnccl2", "version": ""}], {"stdout_lines": ["libnccl2 | 2 | x"]},
+                                       {"skipped": True}) == []
+    assert _filter("nvidia_driver_errors")({"nvidia_driver_install": "x"}, host="gpu01")[0] == (
+        "host 'gpu01': nvidia_driver_install: must be true, false or auto (got 'x')")
+
+
+@pytest.mark.parametrize("name, args, kwargs, message", [
+    ("cuda_errors", (["x"],), {"host": "gpu01"}, "cuda_errors: the input must be a dict of the role's variables"),
+    ("nvidia_driver_errors", ("x",), {"host": "gpu01"},
+     "nvidia_driver_errors: the input must be a dict of the role's variables"),
+    ("cuda_packages", ("x",), {"cudnn_packages": [], "nccl_packages": [], "separator": "="},
+     "cuda_packages: the input must be a dict of the role's variables"),
+    ("cuda_packages", ({"cuda_toolkits": ["12.4"], "cuda_toolkit_versions": ["x"]},),
+     {"cudnn_packages": [], "nccl_packages": [], "separator": "="},
+     "cuda_packages: the input is not of the expected shape (AttributeError: "),
+    ("cuda_unavailable", ([{"version": "1"}], {"stdout_lines": []}), {},
+     "cuda_unavailable: the input is not of the expected shape (KeyError: 'name')"),
+    ("cuda_verify_problems", ({}, []), {}, "cuda_verify_problems: the input and its argument must be dicts"),
+    ("cuda_verify_problems", ({}, {}), {},
+     "cuda_verify_problems: the input is not of the expected shape (KeyError: 'default_toolkit')"),
+])
+def test_wrong_shape_is_a_filter_error(name, args, kwargs, message):
+    with pytest.raises(AnsibleFilterError) as exc:
+        _filter(name)(*args, **kwargs)
+    assert str(exc.value).startswith(message)

@@ -60,6 +60,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._base_os_state import known_hosts_lines
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_base_os import base_os_errors, per_host
 
 
@@ -75,8 +76,16 @@ def base_os_errors_filter(hostvars, hosts, groups, defaults):
         raise AnsibleFilterError("base_os: %s" % exc) from None
 
 
+def base_os_known_hosts_filter(host_keys, entries):
+    """ssh_known_hosts lines (documented in base_os_known_hosts.yml)."""
+    try:
+        return known_hosts_lines(dict(host_keys), entries)
+    except (KeyError, AttributeError, TypeError) as exc:
+        raise AnsibleFilterError("base_os: base_os_known_hosts: %s" % exc) from None
+
+
 class FilterModule:
-    """The base_os role's input rules."""
+    """The base_os role's input rules and known_hosts lines."""
 
     def filters(self):
-        return {"base_os_errors": base_os_errors_filter}
+        return {"base_os_errors": base_os_errors_filter, "base_os_known_hosts": base_os_known_hosts_filter}

@@ -56,3 +56,18 @@ def unmounted(mounts: Iterable[Mapping[str, str]], proc_mounts: str) -> List[str
         if (mount["src"], mount["path"], fstype) not in present:
             out.append("%s on %s (%s)" % (mount["src"], mount["path"], fstype))
     return out
+
+
+def group_clashes(groups: Iterable[Mapping[str, Any]], getent_group: Mapping[str, List[Any]]) -> List[str]:
+    """Where ``nfs_groups`` disagrees with the host's groups (getent group: name -> [password,
+    gid, members]): a group that exists with another gid, or a gid another group holds."""
+    out: List[str] = []
+    for group in groups:
+        gid = int(group["gid"])
+        existing = getent_group.get(group["name"])
+        if existing is not None and int(existing[1]) != gid:
+            out.append("group %s exists with gid %s, not %s" % (group["name"], existing[1], group["gid"]))
+        for name, entry in getent_group.items():
+            if name != group["name"] and int(entry[1]) == gid:
+                out.append("gid %s of group %s belongs to group %s" % (group["gid"], group["name"], name))
+    return out

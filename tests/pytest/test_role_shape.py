@@ -63,3 +63,15 @@ def test_internal_names_are_internal(role):
     for path in sorted(base.rglob("*.yml")):
         for name in re.findall(r"^\s*register:\s*(\S+)", path.read_text(encoding="utf-8"), re.M):
             assert name.startswith("__%s_" % role), "%s: register %s" % (path.relative_to(ROOT), name)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_no_jinja_programs_in_yaml(role):
+    """Logic lives in Python plugins with unit tests: a role's YAML holds expressions, never
+    Jinja statements ({% for %}, {% if %}, {% set %}); templates (*.j2) may loop over data."""
+    found = []
+    for path in sorted((ROOT / "roles" / role).rglob("*.yml")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if "{%" in line:
+                found.append("%s:%d: %s" % (path.relative_to(ROOT), number, line.strip()))
+    assert found == []

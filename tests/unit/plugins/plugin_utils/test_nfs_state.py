@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import client_mounts, unmounted, unpublished
+from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import client_mounts, group_clashes, unmounted, unpublished
 
 SETTINGS = {"nfs_mount_version": "4.2", "nfs_mount_options": ["rw", "hard", "noatime"], "nfs_mount_automount": True,
             "nfs_mount_timeout": 30, "nfs_mount_idle_timeout": 0}
@@ -75,3 +75,20 @@ PROC_MOUNTS = ("sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n"
 ])
 def test_unmounted(mounts, proc_mounts, expected):
     assert unmounted(mounts, proc_mounts) == expected
+
+
+GETENT = {"root": ["x", "0", ""], "users": ["x", "100", ""], "gpuusers": ["x", "2000", "alice"]}
+
+
+@pytest.mark.parametrize("groups, expected", [
+    ([{"name": "gpuusers", "gid": 2000}], []),
+    ([{"name": "gpuusers", "gid": "2000"}], []),
+    ([{"name": "datasets", "gid": 2001}], []),
+    ([{"name": "gpuusers", "gid": 2001}], ["group gpuusers exists with gid 2000, not 2001"]),
+    ([{"name": "datasets", "gid": 100}], ["gid 100 of group datasets belongs to group users"]),
+    ([{"name": "gpuusers", "gid": 100}],
+     ["group gpuusers exists with gid 2000, not 100", "gid 100 of group gpuusers belongs to group users"]),
+    ([], []),
+])
+def test_group_clashes(groups, expected):
+    assert group_clashes(groups, GETENT) == expected

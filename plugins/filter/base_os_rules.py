@@ -58,34 +58,27 @@ _value:
   elements: str
 """
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._base_os_state import known_hosts_lines
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_base_os import base_os_errors, per_host
 
 
-def base_os_errors_filter(hostvars, hosts, groups, defaults):
-    """Return the messages; raise AnsibleFilterError when the input is not of the expected shape."""
+def _base_os_errors(hostvars, hosts, groups, defaults):
+    """The messages over every host's values (its own, else the play's)."""
     hosts = list(hosts)
-    try:
-        return base_os_errors(per_host(hostvars, hosts, defaults), hosts,
-                              {k: list(v) for k, v in groups.items()},
-                              defaults.get("base_os_cluster_group", "cluster"),
-                              defaults.get("base_os_head_group", "head"))
-    except (RuleError, AttributeError, TypeError) as exc:
-        raise AnsibleFilterError("base_os: %s" % exc) from None
+    return base_os_errors(per_host(hostvars, hosts, defaults), hosts,
+                          {k: list(v) for k, v in groups.items()},
+                          defaults.get("base_os_cluster_group", "cluster"),
+                          defaults.get("base_os_head_group", "head"))
 
 
-def base_os_known_hosts_filter(host_keys, entries):
-    """ssh_known_hosts lines (documented in base_os_known_hosts.yml)."""
-    try:
-        return known_hosts_lines(dict(host_keys), entries)
-    except (KeyError, AttributeError, TypeError) as exc:
-        raise AnsibleFilterError("base_os: base_os_known_hosts: %s" % exc) from None
+def _known_hosts(host_keys, entries):
+    return known_hosts_lines(dict(host_keys), entries)
 
 
 class FilterModule:
     """The base_os role's input rules and known_hosts lines."""
 
     def filters(self):
-        return {"base_os_errors": base_os_errors_filter, "base_os_known_hosts": base_os_known_hosts_filter}
+        return {"base_os_errors": as_filter("base_os_errors", _base_os_errors),
+                "base_os_known_hosts": as_filter("base_os_known_hosts", _known_hosts)}

@@ -8,28 +8,8 @@ file; the logic is plugins/plugin_utils/_container_toolkit_checks.py."""
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._container_toolkit_checks import (
-    CheckError,
-    failed_hosts,
-    missing_versions,
-)
-
-
-def container_toolkit_missing_versions(lines, packages, version, repo_url):
-    """Sentences naming the packages the repository lacks the version of (documented in the .yml)."""
-    try:
-        return missing_versions(lines, packages, version, repo_url)
-    except (CheckError, AttributeError, TypeError) as exc:
-        raise AnsibleFilterError("container_toolkit_missing_versions: %s" % exc) from None
-
-
-def container_toolkit_failed_hosts(hosts, hostvars, result, success_key):
-    """``host 'NAME': message`` for each host a read failed on (documented in the .yml)."""
-    try:
-        return failed_hosts(hosts, hostvars, result, success_key)
-    except (CheckError, AttributeError, KeyError, TypeError) as exc:
-        raise AnsibleFilterError("container_toolkit_failed_hosts: %s" % exc) from None
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils._container_toolkit_checks import failed_hosts, missing_versions
 
 
 class FilterModule:
@@ -37,6 +17,6 @@ class FilterModule:
 
     def filters(self):
         return {
-            "container_toolkit_missing_versions": container_toolkit_missing_versions,
-            "container_toolkit_failed_hosts": container_toolkit_failed_hosts,
+            "container_toolkit_missing_versions": as_filter("container_toolkit_missing_versions", missing_versions),
+            "container_toolkit_failed_hosts": as_filter("container_toolkit_failed_hosts", failed_hosts),
         }

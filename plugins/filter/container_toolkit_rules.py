@@ -44,21 +44,12 @@ _value:
   elements: str
 """
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_container_toolkit import container_toolkit_errors
-
-
-def container_toolkit_errors_filter(values, host):
-    """Return the messages; raise AnsibleFilterError when the input is not a dict."""
-    try:
-        return container_toolkit_errors(values, host)
-    except RuleError as exc:
-        raise AnsibleFilterError(str(exc)) from None
 
 
 class FilterModule:
     """The container_toolkit role's input rules."""
 
     def filters(self):
-        return {"container_toolkit_errors": container_toolkit_errors_filter}
+        return {"container_toolkit_errors": as_filter("container_toolkit_errors", container_toolkit_errors)}

@@ -57,23 +57,12 @@ _value:
   elements: dict
 """
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_cuda import packages
-
-
-def cuda_packages_filter(values, cudnn_packages, nccl_packages, separator):
-    """Return the packages; raise AnsibleFilterError when the input is not of the expected shape."""
-    try:
-        return packages(values, cudnn_packages, nccl_packages, separator)
-    except RuleError as exc:
-        raise AnsibleFilterError(str(exc)) from None
-    except (AttributeError, TypeError) as exc:
-        raise AnsibleFilterError("cuda_packages: the input is not of the expected shape (%s: %s)" % (type(exc).__name__, exc)) from None
 
 
 class FilterModule:
     """The cuda role's package list."""
 
     def filters(self):
-        return {"cuda_packages": cuda_packages_filter}
+        return {"cuda_packages": as_filter("cuda_packages", packages)}

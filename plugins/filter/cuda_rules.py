@@ -54,21 +54,12 @@ _value:
   elements: str
 """
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_cuda import cuda_errors
-
-
-def cuda_errors_filter(values, host):
-    """Return the messages; raise AnsibleFilterError when the input is not a dict."""
-    try:
-        return cuda_errors(values, host)
-    except RuleError as exc:
-        raise AnsibleFilterError(str(exc)) from None
 
 
 class FilterModule:
     """The cuda role's input rules."""
 
     def filters(self):
-        return {"cuda_errors": cuda_errors_filter}
+        return {"cuda_errors": as_filter("cuda_errors", cuda_errors)}

@@ -47,23 +47,12 @@ _value:
   elements: str
 """
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_cuda import unavailable
-
-
-def cuda_unavailable_filter(wanted, *reads):
-    """Return the messages; raise AnsibleFilterError when the input is not of the expected shape."""
-    try:
-        return unavailable(wanted, *reads)
-    except RuleError as exc:
-        raise AnsibleFilterError(str(exc)) from None
-    except (AttributeError, KeyError, TypeError) as exc:
-        raise AnsibleFilterError("cuda_unavailable: the input is not of the expected shape (%s: %s)" % (type(exc).__name__, exc)) from None
 
 
 class FilterModule:
     """The cuda role's repository check."""
 
     def filters(self):
-        return {"cuda_unavailable": cuda_unavailable_filter}
+        return {"cuda_unavailable": as_filter("cuda_unavailable", unavailable)}

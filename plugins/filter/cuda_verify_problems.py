@@ -56,23 +56,12 @@ _value:
   elements: str
 """
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_cuda import verify_problems
-
-
-def cuda_verify_problems_filter(found, expected):
-    """Return the messages; raise AnsibleFilterError when the input is not of the expected shape."""
-    try:
-        return verify_problems(found, expected)
-    except RuleError as exc:
-        raise AnsibleFilterError(str(exc)) from None
-    except (AttributeError, KeyError, TypeError) as exc:
-        raise AnsibleFilterError("cuda_verify_problems: the input is not of the expected shape (%s: %s)" % (type(exc).__name__, exc)) from None
 
 
 class FilterModule:
     """The cuda role's checks after installing."""
 
     def filters(self):
-        return {"cuda_verify_problems": cuda_verify_problems_filter}
+        return {"cuda_verify_problems": as_filter("cuda_verify_problems", verify_problems)}

@@ -43,21 +43,12 @@ _value:
   elements: str
 """
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_nvidia_driver import nvidia_driver_errors
-
-
-def nvidia_driver_errors_filter(values, host):
-    """Return the messages; raise AnsibleFilterError when the input is not a dict."""
-    try:
-        return nvidia_driver_errors(values, host)
-    except RuleError as exc:
-        raise AnsibleFilterError(str(exc)) from None
 
 
 class FilterModule:
     """The nvidia_driver role's input rules."""
 
     def filters(self):
-        return {"nvidia_driver_errors": nvidia_driver_errors_filter}
+        return {"nvidia_driver_errors": as_filter("nvidia_driver_errors", nvidia_driver_errors)}

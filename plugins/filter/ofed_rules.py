@@ -57,21 +57,12 @@ _value:
   elements: str
 """
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_ofed import ofed_errors
-
-
-def ofed_errors_filter(values):
-    """Return the messages; raise AnsibleFilterError when the input is not of the expected shape."""
-    try:
-        return ofed_errors(values)
-    except RuleError as exc:
-        raise AnsibleFilterError("ofed: %s" % exc) from None
 
 
 class FilterModule:
     """The ofed role's input rules."""
 
     def filters(self):
-        return {"ofed_errors": ofed_errors_filter}
+        return {"ofed_errors": as_filter("ofed_errors", ofed_errors)}

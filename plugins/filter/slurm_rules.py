@@ -62,26 +62,22 @@ _value:
   elements: str
 """
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_slurm import HOST_NAMES, slurm_errors
 
 
-def slurm_errors_filter(settings, hostvars, hosts, defaults, groups):
-    """Return the messages; raise AnsibleFilterError when the input is not of the expected shape."""
+def _slurm_errors(settings, hostvars, hosts, defaults, groups):
+    """The messages: each compute node's values (its own, else the role's) and the shared ones."""
     per_host = {}
     for host in hosts:
         values = hostvars.get(host, {}) if hasattr(hostvars, "get") else {}
         per_host[host] = {name: (values[name] if name in values else defaults.get(name))
                           for name in HOST_NAMES if name in values or name in defaults}
-    try:
-        return slurm_errors(dict(settings), per_host, {k: list(v) for k, v in groups.items()})
-    except RuleError as exc:
-        raise AnsibleFilterError(str(exc)) from None
+    return slurm_errors(dict(settings), per_host, {k: list(v) for k, v in groups.items()})
 
 
 class FilterModule:
     """The slurm role's input rules."""
 
     def filters(self):
-        return {"slurm_errors": slurm_errors_filter}
+        return {"slurm_errors": as_filter("slurm_errors", _slurm_errors)}

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Mapping
 
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
-class CheckError(Exception):
+
+class CheckError(RuleError):
     """The input is not of the expected shape at all."""
 
 

@@ -1,8 +1,8 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """One wrapper for the collection's filters over pure functions (the roles' rules and derived
-data): a RuleError or input of the wrong shape becomes an AnsibleFilterError that names the
-filter, and nothing else is caught."""
+data): a RuleError or input of the wrong shape becomes an AnsibleFilterError, and nothing else
+is caught."""
 
 from __future__ import annotations
 
@@ -16,16 +16,16 @@ _SHAPE_ERRORS = (AttributeError, IndexError, KeyError, TypeError, ValueError)
 
 
 def as_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
-    """``func`` as the filter ``name``: its RuleError message as is, prefixed with the filter's
-    name; a shape error (a missing key, a wrong type) as ``<name>: the input is not of the
-    expected shape (<error>)``."""
+    """``func`` as the filter ``name``: a RuleError's message as it is (it names what is wrong);
+    a shape error (a missing key, a wrong type) as ``<name>: the input is not of the expected
+    shape (<error>)``."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
         except RuleError as exc:
-            raise AnsibleFilterError("%s: %s" % (name, exc)) from None
+            raise AnsibleFilterError(str(exc)) from None
         except _SHAPE_ERRORS as exc:
             raise AnsibleFilterError("%s: the input is not of the expected shape (%s: %s)"
                                      % (name, type(exc).__name__, exc)) from None

@@ -7,18 +7,15 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpucluster.core.plugins.filter.container_toolkit_checks import (
-    FilterModule,
-    container_toolkit_failed_hosts,
-    container_toolkit_missing_versions,
-)
+from ansible_collections.gpucluster.core.plugins.filter.container_toolkit_checks import FilterModule
+
+FILTERS = FilterModule().filters()
+container_toolkit_missing_versions = FILTERS["container_toolkit_missing_versions"]
+container_toolkit_failed_hosts = FILTERS["container_toolkit_failed_hosts"]
 
 
 def test_filters_are_registered():
-    assert FilterModule().filters() == {
-        "container_toolkit_missing_versions": container_toolkit_missing_versions,
-        "container_toolkit_failed_hosts": container_toolkit_failed_hosts,
-    }
+    assert sorted(FILTERS) == ["container_toolkit_failed_hosts", "container_toolkit_missing_versions"]
 
 
 def test_missing_versions():
@@ -34,10 +31,10 @@ def test_failed_hosts():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: container_toolkit_missing_versions("x", [], "1", "u"),
-     "container_toolkit_missing_versions: container_toolkit_missing_versions: the lines and the packages must be lists"),
+     "container_toolkit_missing_versions: the lines and the packages must be lists"),
     (lambda: container_toolkit_missing_versions([None], [], "1", "u"),
-     "container_toolkit_missing_versions: container_toolkit_missing_versions: the input must be lines of text (got None)"),
-    (lambda: container_toolkit_failed_hosts(["gpu09"], {}, "r", "content"), "container_toolkit_failed_hosts: 'gpu09'"),
+     "container_toolkit_missing_versions: the input must be lines of text (got None)"),
+    (lambda: container_toolkit_failed_hosts(["gpu09"], {}, "r", "content"), "container_toolkit_failed_hosts: the input is not of the expected shape (KeyError: 'gpu09')"),
 ])
 def test_bad_input(call, message):
     with pytest.raises(AnsibleFilterError) as exc:

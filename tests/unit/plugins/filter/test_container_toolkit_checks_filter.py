@@ -34,7 +34,8 @@ def test_failed_hosts():
      "container_toolkit_missing_versions: the lines and the packages must be lists"),
     (lambda: container_toolkit_missing_versions([None], [], "1", "u"),
      "container_toolkit_missing_versions: the input must be lines of text (got None)"),
-    (lambda: container_toolkit_failed_hosts(["gpu09"], {}, "r", "content"), "container_toolkit_failed_hosts: the input is not of the expected shape (KeyError: 'gpu09')"),
+    (lambda: container_toolkit_failed_hosts(["gpu09"], {}, "r", "content"),
+     "container_toolkit_failed_hosts: the input is not of the expected shape (KeyError: 'gpu09')"),
 ])
 def test_bad_input(call, message):
     with pytest.raises(AnsibleFilterError) as exc:

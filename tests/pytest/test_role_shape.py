@@ -75,3 +75,19 @@ def test_no_jinja_programs_in_yaml(role):
             if "{%" in line:
                 found.append("%s:%d: %s" % (path.relative_to(ROOT), number, line.strip()))
     assert found == []
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_registered_result_is_read(role):
+    """No dead code: a role reads every result it registers."""
+    texts = {path: path.read_text(encoding="utf-8") for path in sorted((ROOT / "roles" / role).rglob("*"))
+             if path.is_file() and path.suffix in (".yml", ".j2")}
+    register = re.compile(r"^\s*register:\s*(\S+)\s*$", re.M)
+    # Everything but the register lines themselves.
+    reads = "\n".join(register.sub("", text) for text in texts.values())
+    unread = []
+    for path, text in texts.items():
+        for name in register.findall(text):
+            if not re.search(r"\b%s\b" % re.escape(name), reads):
+                unread.append("%s: %s" % (path.relative_to(ROOT), name))
+    assert unread == []

@@ -105,45 +105,17 @@ containerd_found:
 """
 
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible.module_utils.common.text.converters import to_native
 
+from ansible_collections.gpucluster.core.plugins.module_utils._textfile import TextFileError, read_text, write_text
 from ansible_collections.gpucluster.core.plugins.module_utils._containerd_toml import (
     ContainerdTomlError,
     containerd_version,
     plan,
     require_toml,
 )
-
-
-def read_text(path):
-    """The file's text, None when it does not exist."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8")
-    except (IOError, OSError) as err:
-        if not os.path.exists(path):
-            return None
-        raise ContainerdTomlError("%s cannot be read: %s" % (path, to_native(err)))
-    except UnicodeDecodeError as err:
-        raise ContainerdTomlError("%s is not UTF-8: %s" % (path, to_native(err)))
-
-
-def write_text(module, path, text):
-    """Write text to path atomically; a new file gets 0644 and a new folder 0755."""
-    folder = os.path.dirname(path)
-    if folder and not os.path.isdir(folder):
-        os.makedirs(folder)
-        os.chmod(folder, 0o755)
-    new = not os.path.exists(path)
-    handle, tmp = tempfile.mkstemp(dir=module.tmpdir)
-    with os.fdopen(handle, "wb") as out:
-        out.write(to_bytes(text))
-    module.atomic_move(tmp, path)
-    if new:
-        module.set_mode_if_different(path, "0644", False)
 
 
 def main():
@@ -172,7 +144,7 @@ def main():
         dropin_before = read_text(dropin)
         wanted = plan(path, config_before, dropin, dropin_before, major, module.params["runtime_name"],
                       module.params["binary"])
-    except ContainerdTomlError as exc:
+    except (ContainerdTomlError, TextFileError) as exc:
         module.fail_json(msg=str(exc), containerd_found=True, containerd_version=version or "")
     files = [(path, config_before, wanted["config"]), (dropin, dropin_before, wanted["dropin"])]
     changed_files = [(name, before, after) for name, before, after in files if before != after]
@@ -192,8 +164,8 @@ def main():
             try:
                 if after is None:
                     os.remove(name)
-                else:
-                    write_text(module, name, after)
+                elif write_text(module, name, after):
+                    module.set_mode_if_different(name, "0644", False)
             except (IOError, OSError) as exc:
                 action = "removed" if after is None else "written"
                 module.fail_json(msg="%s cannot be %s: %s" % (name, action, to_native(exc)), **result)

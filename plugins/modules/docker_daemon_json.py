@@ -96,11 +96,10 @@ backup_file:
 """
 
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native
 
+from ansible_collections.gpucluster.core.plugins.module_utils._textfile import TextFileError, read_text, write_text
 from ansible_collections.gpucluster.core.plugins.module_utils._daemon_json import (
     DaemonJsonError,
     changed_keys,
@@ -109,19 +108,6 @@ from ansible_collections.gpucluster.core.plugins.module_utils._daemon_json impor
     reload_suffices,
     render,
 )
-
-
-def read_text(path):
-    """The file's text, '' when it does not exist."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8")
-    except (IOError, OSError) as err:
-        if not os.path.exists(path):
-            return ""
-        raise DaemonJsonError("%s cannot be read: %s" % (path, to_native(err)))
-    except UnicodeDecodeError as err:
-        raise DaemonJsonError("%s is not UTF-8: %s" % (path, to_native(err)))
 
 
 def main():
@@ -138,9 +124,9 @@ def main():
     )
     path = module.params["path"]
     try:
-        before = read_text(path)
+        before = read_text(path) or ""
         current = parse(before, path)
-    except DaemonJsonError as err:
+    except (DaemonJsonError, TextFileError) as err:
         module.fail_json(msg=str(err))
     wanted = merge(current, module.params["settings"], module.params["runtime_name"],
                    module.params["runtime"], module.params["default_runtime"])
@@ -157,10 +143,7 @@ def main():
         if not module.check_mode:
             if module.params["backup"] and os.path.exists(path):
                 result["backup_file"] = module.backup_local(path)
-            handle, tmp = tempfile.mkstemp(dir=module.tmpdir)
-            with os.fdopen(handle, "wb") as out:
-                out.write(to_bytes(after))
-            module.atomic_move(tmp, path)
+            write_text(module, path, after)
             module.set_mode_if_different(path, "0644", False)
     module.exit_json(**result)
 

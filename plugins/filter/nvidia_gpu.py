@@ -12,6 +12,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils._nvidia_repo import cuda_repo_path
 from ansible_collections.gpucluster.core.plugins.module_utils._gpu_arch import (
     GpuArchError,
     architecture,
@@ -44,4 +46,5 @@ class FilterModule(object):
         return {
             "nvidia_gpu_architecture": nvidia_gpu_architecture,
             "nvidia_kernel_modules": nvidia_kernel_modules,
+            "nvidia_cuda_repo_path": as_filter("nvidia_cuda_repo_path", cuda_repo_path),
         }

@@ -97,15 +97,17 @@ def main():
     # Where gpucluster.core.nvidia_smi_facts looks too.
     out["nvidia_smi"] = any(shutil.which("nvidia-smi", path=p) for p in (
         os.environ.get("PATH", ""), "/usr/bin", "/usr/local/bin", "/usr/local/nvidia/bin", "/opt/nvidia/bin"))
-    fw = {"firewalld": None, "ufw": None}
+    # In the common role's firewall entry point's terms (common_firewall_state): which firewall
+    # is active and the ports it lists as open.
+    fw = {"active": "none", "open": []}
     if req.get("firewall"):
         if run(["systemctl", "is-active", "firewalld"])[1].strip() == "active":
-            fw["firewalld"] = run(["firewall-cmd", "--list-ports"])[1].split()
-        if shutil.which("ufw"):
+            fw = {"active": "firewalld", "open": run(["firewall-cmd", "--list-ports"])[1].split()}
+        elif shutil.which("ufw"):
             rc, text = run(["ufw", "status"])
             if "Status: active" in text.splitlines()[:1]:
-                fw["ufw"] = sorted(set(line.split()[0] for line in text.splitlines()
-                                       if " ALLOW " in line and "/" in line.split()[0]))
+                fw = {"active": "ufw", "open": sorted(set(line.split()[0] for line in text.splitlines()
+                                                          if " ALLOW " in line and "/" in line.split()[0]))}
     out["firewall"] = fw
     print(json.dumps(out))
 

@@ -43,7 +43,9 @@ def run_role(tmp_path: Path, role: str, hosts: dict, groups: dict, group_vars: d
         f"  roles:\n    - {role}\n"
     )
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_RETRY_FILES_ENABLED="0")
+               ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_RETRY_FILES_ENABLED="0",
+               # No facts cached by earlier runs.
+               ANSIBLE_CACHE_PLUGIN="memory")
     return subprocess.run(
         ["ansible-playbook", "-i", str(tmp_path / "inventory.yml"), str(tmp_path / "play.yml"), *extra_args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
@@ -52,7 +54,8 @@ def run_role(tmp_path: Path, role: str, hosts: dict, groups: dict, group_vars: d
 
 def failure_messages(result: subprocess.CompletedProcess):
     """The messages of failed or unreachable host results, and the play stats."""
-    report = json.loads(result.stdout[result.stdout.index("{"):])
+    # The JSON report, then what other callbacks print (the failed-hosts list).
+    report, _end = json.JSONDecoder().raw_decode(result.stdout[result.stdout.index("{"):])
     messages = []
     for play in report["plays"]:
         for task in play["tasks"]:

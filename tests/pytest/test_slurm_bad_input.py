@@ -36,9 +36,3 @@ def test_bad_data_is_refused_all_at_once_before_any_host_is_touched(tmp_path):
         "slurm_dbd_password: must be set (from the vault) when slurm_dbd_group 'slurm_dbd' has a host; "
         "the value is not shown",
     )
-
-
-def test_limit_without_cached_definitions_is_refused(tmp_path):
-    # The controller alone, no fact cache: slurm.conf would lose gpu01 and gpu02.
-    result = run_slurm(tmp_path, extra_args=["--limit", "ctl"])
-    assert_refused_untouched(result, "No hardware facts for gpu01, gpu02: slurm.conf needs every compute node's definition.")

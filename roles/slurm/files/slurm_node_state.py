@@ -1,6 +1,6 @@
 # Reads, in one call, everything the slurm role compares on a node: installed packages,
 # the Slurm version, the munge key, services, directories, the checksums of the files the
-# role writes, slurmd -C, the SLURMD_OPTIONS line and the firewall's open ports.
+# role writes, the node lines of slurm.conf and gres.conf, slurmd -C, the SLURMD_OPTIONS line and the firewall's open ports.
 # Run by tasks/state.yml as `python3 - REQUEST_JSON` (the script on stdin); prints JSON.
 # Python 3.6 syntax: it runs on the managed node. Read-only.
 import base64
@@ -72,15 +72,17 @@ def main():
         else:
             with open(path, "rb") as handle:
                 out["paths"][path] = owner(st) + " " + hashlib.sha1(handle.read()).hexdigest()
-    conf = req.get("slurm_conf")
-    if conf:
-        out["node_lines"] = []
-        try:
-            with open(conf) as handle:
-                out["node_lines"] = [line.rstrip("\n") for line in handle
-                                     if line.startswith(("NodeName=", "PartitionName="))]
-        except OSError:
-            pass
+    # The node, partition and GPU lines the scheduler runs with: kept for nodes not in the run.
+    for key, name, starts in (("node_lines", "slurm_conf", ("NodeName=", "PartitionName=")),
+                              ("gres_lines", "gres_conf", ("NodeName=",))):
+        path = req.get(name)
+        if path:
+            out[key] = []
+            try:
+                with open(path) as handle:
+                    out[key] = [line.rstrip("\n") for line in handle if line.startswith(starts)]
+            except OSError:
+                pass
     if req.get("slurmd_c"):
         rc, text = run(["slurmd", "-C"])
         out["slurmd_c"] = text.splitlines()[0] if rc == 0 and text else ""

@@ -1,6 +1,7 @@
 # Reads, in one call, everything the slurm role compares on a node: installed packages,
 # the Slurm version, the munge key, services, directories, the checksums of the files the
-# role writes, the node lines of slurm.conf and gres.conf, slurmd -C, the SLURMD_OPTIONS line and the firewall's open ports.
+# role writes, the node lines of slurm.conf and gres.conf, slurmd -C, the SLURMD_OPTIONS line
+# and the firewall's open ports.
 # Run by tasks/state.yml as `python3 - REQUEST_JSON` (the script on stdin); prints JSON.
 # Python 3.6 syntax: it runs on the managed node. Read-only.
 import base64

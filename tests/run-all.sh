@@ -60,6 +60,10 @@ if [ "$run_molecule" = 1 ]; then
     [ -f "$dir/molecule.yml" ] || continue
     [ -z "$only_scenario" ] || [ "$scenario" = "$only_scenario" ] || continue
     stage "molecule-$scenario" bash tests/harness/run-scenario.sh "$scenario"
+    # Slurm 22.05 (Debian 12) above, Slurm 24.11 (Debian 13) here.
+    if [ "$scenario" = slurm ]; then
+      stage "molecule-$scenario-debian13" bash tests/harness/run-scenario.sh "$scenario" debian13
+    fi
   done
 fi
 

@@ -2,18 +2,21 @@
 # Prepare a bare Debian/Ubuntu machine to run the test nodes:
 #   1. install the Docker engine and debootstrap from the distribution's mirror,
 #   2. start dockerd when no init system manages it, and wait until it answers,
-#   3. build the systemd node image from the Debian mirror (reused while it exists
-#      and its recipe, this file's IMAGE_RECIPE, is unchanged).
+#   3. build the systemd node images from the Debian mirror, one per release the
+#      tests run on: gpucluster/node-debian12 (bookworm) and gpucluster/node-debian13
+#      (trixie); each is reused while it exists and its recipe (image_recipe) is unchanged.
+# GPC_NODE_SUITES="bookworm" builds only the Debian 12 image.
 # Idempotent: each step is skipped when already done.
 set -euo pipefail
 
-NODE_IMAGE_REPO="${GPC_NODE_IMAGE_REPO:-gpucluster/node-debian12}"
 DEBIAN_MIRROR="${GPC_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-SUITE=bookworm
-# Anything that changes the image goes here: its hash is the image tag.
-IMAGE_RECIPE="suite=${SUITE} variant=minbase mirror=${DEBIAN_MIRROR}
+NODE_SUITES="${GPC_NODE_SUITES:-bookworm trixie}"
+# Anything that changes an image goes here: its hash is the image tag.
+image_recipe() {
+  printf '%s' "suite=$1 variant=minbase mirror=${DEBIAN_MIRROR}
 include=systemd,systemd-sysv,python3,python3-apt,dbus,iproute2,procps,sudo,ca-certificates,gnupg,iputils-ping,netbase,libpam-systemd,locales
 cmd=/lib/systemd/systemd"
+}
 
 log() { printf '[bootstrap %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
@@ -55,31 +58,39 @@ start_docker() {
 }
 
 build_image() {
-  local tag image rootfs
-  tag=$(printf '%s' "$IMAGE_RECIPE" | sha256sum | cut -c1-12)
-  image="${NODE_IMAGE_REPO}:${tag}"
+  local suite=$1 repo tag image rootfs recipe
+  case "$suite" in
+    bookworm) repo=gpucluster/node-debian12 ;;
+    trixie) repo=gpucluster/node-debian13 ;;
+    *) log "no node image is known for suite $suite (bookworm, trixie)"; exit 2 ;;
+  esac
+  recipe=$(image_recipe "$suite")
+  tag=$(printf '%s' "$recipe" | sha256sum | cut -c1-12)
+  image="${repo}:${tag}"
   if docker image inspect "$image" >/dev/null 2>&1; then
     log "node image $image is current"
   else
-    log "building node image $image from $DEBIAN_MIRROR (takes 1-2 minutes)"
+    log "building node image $image ($suite) from $DEBIAN_MIRROR (takes 1-2 minutes)"
     rootfs=$(mktemp -d /var/tmp/gpc-rootfs.XXXXXX)
     trap 'rm -rf "$rootfs"' RETURN
     local include
-    include=$(printf '%s\n' "$IMAGE_RECIPE" | sed -n 's/^include=//p')
-    debootstrap --variant=minbase --include="$include" "$SUITE" "$rootfs" "$DEBIAN_MIRROR" >/var/log/gpc-debootstrap.log 2>&1 \
-      || { tail -n 30 /var/log/gpc-debootstrap.log >&2; exit 1; }
+    include=$(printf '%s\n' "$recipe" | sed -n 's/^include=//p')
+    debootstrap --variant=minbase --include="$include" "$suite" "$rootfs" "$DEBIAN_MIRROR" >"/var/log/gpc-debootstrap-$suite.log" 2>&1 \
+      || { tail -n 30 "/var/log/gpc-debootstrap-$suite.log" >&2; exit 1; }
     # Units that make no sense in a container node and slow boot.
     rm -f "$rootfs"/etc/systemd/system/*.wants/systemd-timesyncd.service
     # Test nodes use the same mirror as the machine that built them.
-    echo "deb $DEBIAN_MIRROR $SUITE main" >"$rootfs/etc/apt/sources.list"
-    echo "deb $DEBIAN_MIRROR $SUITE-updates main" >>"$rootfs/etc/apt/sources.list"
+    echo "deb $DEBIAN_MIRROR $suite main" >"$rootfs/etc/apt/sources.list"
+    echo "deb $DEBIAN_MIRROR $suite-updates main" >>"$rootfs/etc/apt/sources.list"
     : >"$rootfs/etc/machine-id"
     tar -C "$rootfs" -c . | docker import -c 'CMD ["/lib/systemd/systemd"]' - "$image" >/dev/null
   fi
-  docker tag "$image" "${NODE_IMAGE_REPO}:latest"
+  docker tag "$image" "${repo}:latest"
+  log "ready: image ${repo}:latest ($suite)"
 }
 
 install_packages
 start_docker
-build_image
-log "ready: image ${NODE_IMAGE_REPO}:latest"
+for suite in $NODE_SUITES; do
+  build_image "$suite"
+done

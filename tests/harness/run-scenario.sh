@@ -3,17 +3,23 @@
 #   create, prepare, converge, idempotence (second converge: zero changed),
 #   check mode on the converged nodes (must report zero changes), verify, the
 #   scenario's side_effect.yml when it has one (a disruptive re-run with its own checks), destroy.
-#   tests/harness/run-scenario.sh base_os          # run it
+#   tests/harness/run-scenario.sh base_os          # run it on Debian 12 nodes
+#   tests/harness/run-scenario.sh slurm debian13   # on Debian 13 (trixie) nodes
 #   GPC_KEEP=1 tests/harness/run-scenario.sh base_os   # leave the nodes up afterwards
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-scenario=${1:?usage: $0 SCENARIO}
+scenario=${1:?usage: $0 SCENARIO [debian12|debian13]}
+node_os=${2:-debian12}
+case "$node_os" in
+  debian12 | debian13) export GPC_NODE_IMAGE="gpucluster/node-${node_os}:latest" ;;
+  *) echo "unknown node OS $node_os (debian12, debian13)" >&2; exit 2 ;;
+esac
 cd "$ROOT"
 # shellcheck disable=SC1091
 source "$ROOT/.venv/bin/activate"
 export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 ANSIBLE_NOCOLOR=1 NO_COLOR=1
-log() { printf '[%s %(%H:%M:%S)T] %s\n' "$scenario" -1 "$*"; }
+log() { printf '[%s %s %(%H:%M:%S)T] %s\n' "$scenario" "$node_os" -1 "$*"; }
 
 step() {
   local name=$1 start=$SECONDS

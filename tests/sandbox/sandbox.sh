@@ -3,14 +3,27 @@
 #   tests/sandbox/sandbox.sh up     install what is needed, start the nodes and the package mirror,
 #                                   run site.yml, print the result
 #   tests/sandbox/sandbox.sh down   remove the nodes and their networks
+#   --os debian12 (default) or --os debian13: the nodes' OS (Debian 12 bookworm or 13 trixie)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
+usage() { echo "usage: $0 up|down [--os debian12|debian13]" >&2; exit 2; }
 action=${1:-}
 case "$action" in
-  up|down) ;;
-  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+  up|down) shift ;;
+  *) usage ;;
+esac
+node_os=debian12
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --os) node_os=${2:-}; shift 2 || usage ;;
+    *) usage ;;
+  esac
+done
+case "$node_os" in
+  debian12 | debian13) export GPC_NODE_IMAGE="gpucluster/node-${node_os}:latest" ;;
+  *) echo "unknown --os $node_os (debian12, debian13)" >&2; exit 2 ;;
 esac
 
 if [ "$action" = up ]; then

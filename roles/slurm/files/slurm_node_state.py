@@ -45,8 +45,19 @@ def main():
         rc, text = run(["rpm", "-q", "--qf", "%{NAME}\n"] + req.get("packages", []))
         installed = [line.strip() for line in text.splitlines() if " " not in line.strip()]
     out["missing"] = [p for p in req.get("packages", []) if p not in installed]
-    rc, text = run(["sinfo", "--version"])
-    out["version"] = text.strip() if rc == 0 else ""
+    # The client package's version: from 23.11 the client commands, `sinfo --version`
+    # included, refuse to run before a configuration exists.
+    out["version"] = ""
+    package = req.get("version_package")
+    if package and package in installed:
+        if shutil.which("dpkg-query"):
+            rc, text = run(["dpkg-query", "-W", "-f", "${Version}", package])
+        else:
+            rc, text = run(["rpm", "-q", "--qf", "%{VERSION}", package])
+        out["version"] = "%s %s" % (package, text.strip()) if rc == 0 and text.strip() else ""
+    if not out["version"]:
+        rc, text = run(["sinfo", "--version"])
+        out["version"] = text.strip() if rc == 0 else ""
     key = req.get("munge_key")
     if key:
         try:

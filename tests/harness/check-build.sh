@@ -37,11 +37,13 @@ installed=$(ansible-galaxy collection list gpucluster.core 2>/dev/null | awk '$1
 for path in "$tmp"/installed/ansible_collections/gpucluster/core/plugins/modules/*.py; do
   ansible-doc -t module "gpucluster.core.$(basename "$path" .py)" >/dev/null
 done
-for plugin in cluster_hosts_entries slurm_hostlist_expand slurm_hostlist_compress nvidia_gpu_architecture nvidia_kernel_modules; do
+for plugin in cluster_hosts_entries slurm_hostlist_expand slurm_hostlist_compress nvidia_gpu_architecture nvidia_kernel_modules \
+              artifacts_host_plan artifacts_document artifacts_table; do
   ansible-doc -t filter "gpucluster.core.$plugin" >/dev/null
 done
 ansible-doc -t role gpucluster.core.base_os >/dev/null
 ansible-playbook -i "$ROOT/inventories/lab" gpucluster.core.site --syntax-check >/dev/null
+ansible-playbook -i "$ROOT/inventories/lab" gpucluster.core.artifacts --syntax-check >/dev/null
 # Run code from the installed copy: a read-only facts module on this machine (no
 # nvidia-smi here: it must report no driver, without failing) and a filter.
 out=$(ansible localhost -c local -m gpucluster.core.nvidia_smi_facts 2>&1) \
@@ -52,4 +54,4 @@ out=$(ansible localhost -c local -m ansible.builtin.debug \
   -a '{"msg": "{{ {\"n1\": {\"mgmt\": \"10.0.0.5\"}} | gpucluster.core.cluster_hosts_entries(networks=[{\"name\": \"mgmt\", \"cidr\": \"10.0.0.0/24\", \"suffix\": \"-m\"}]) }}"}' 2>&1) \
   || { echo "$out" >&2; exit 1; }
 grep -q '"n1-m"' <<<"$out" || { echo "$out" >&2; echo "cluster_hosts_entries gave a wrong result" >&2; exit 1; }
-echo "installed gpucluster.core $installed: modules, filters and role documented, gpucluster.core.site resolves, nvidia_smi_facts and cluster_hosts_entries run"
+echo "installed gpucluster.core $installed: modules, filters and role documented, gpucluster.core.site and artifacts resolve, nvidia_smi_facts and cluster_hosts_entries run"

@@ -550,3 +550,215 @@ def test_the_spec_covers_what_the_roles_need():
         assert len(versions[name]) == 2, name
     assert versions["cuda-toolkit-12-4"] == ["12.4.1-1"]
     assert versions["cuda-toolkit-12-6"] == ["12.6.3-1"]
+
+
+# ----------------------------------------------------------------------------- --artifacts (an artifact list)
+
+NVIDIA_URL = "https://developer.download.nvidia.com/" + CUDA + "/"
+DRIVER = "550.54.15-1"
+
+
+def artifact_list(**changes):
+    """An artifact list as playbooks/artifacts.yml writes it (the fields build.py reads), with the vendors' URLs."""
+    def used(**entry):
+        return dict(entry, roles=["r"], hosts=["gpu1"])
+
+    doc = {
+        "format": "gpucluster.core.artifacts/1",
+        "hosts": [],
+        "repositories": [
+            used(name="cuda", type="apt", url=NVIDIA_URL, suites=["/"], components=[], key_url=NVIDIA_URL + "3bf863cc.pub",
+                 architectures=["amd64"],
+                 packages=[used(name="cuda-drivers-550", version=DRIVER), used(name="nvidia-kernel-dkms", version=DRIVER),
+                           used(name="cuda-toolkit-12-4", version="12.4.1-1"),
+                           used(name="libnccl-dev", version="2.21.5-1+cuda12.4")],
+                 pins=[used(name=n, version=DRIVER) for n in ("cuda-drivers*", "nvidia-*", "libcuda1")]),
+            used(name="nvidia-container-toolkit", type="apt", url="https://nvidia.github.io/" + TOOLKIT.replace("amd64", "$(ARCH)"),
+                 suites=["/"], components=[], key_url="https://nvidia.github.io/libnvidia-container/gpgkey",
+                 architectures=["amd64"], packages=[used(name="nvidia-container-toolkit", version="1.17.4-1")], pins=[]),
+            used(name="docker", type="apt", url="https://download.docker.com/linux/debian", suites=["bookworm"],
+                 components=["stable"], key_url="https://download.docker.com/linux/debian/gpg", architectures=["amd64"],
+                 packages=[used(name="docker-compose-plugin", version="newest")], pins=[]),
+        ],
+        "files": [], "images": [used(name="nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04")], "charts": [], "manifests": [],
+        "distribution_packages": [{"os": "Debian 12 (bookworm)", "packages": [used(name="chrony", version=None)]}],
+        "warnings": [],
+    }
+    for path, value in changes.items():
+        target = doc
+        keys = path.split("__")
+        for key in keys[:-1]:
+            target = target[int(key)] if key.isdigit() else target[key]
+        target[keys[-1]] = value
+    return doc
+
+
+# The listed packages and their Depends closure inside each catalogue repository: the driver's at the
+# pinned version; unversioned or ">=" dependencies at the newest the catalogue has.
+LISTED_CLOSURE = {
+    CUDA: {
+        "cuda-drivers-550": DRIVER, "nvidia-kernel-dkms": DRIVER, "cuda-toolkit-12-4": "12.4.1-1",
+        "libnccl-dev": "2.21.5-1+cuda12.4", "libnccl2": "2.21.5-1+cuda12.4",
+        "nvidia-driver": DRIVER, "nvidia-persistenced": DRIVER, "nvidia-driver-libs": DRIVER, "libcuda1": DRIVER,
+        "libnvidia-ml1": DRIVER, "cuda-compiler-12-4": "12.4.1-1", "cuda-libraries-12-4": "12.4.1-1",
+        "cuda-nvcc-12-4": "12.4.131-1", "cuda-cudart-12-4": "12.4.127-1",
+        "cuda-toolkit-12-4-config-common": "12.4.127-1", "cuda-toolkit-12-config-common": "12.6.77-1",
+        "cuda-toolkit-config-common": "12.6.77-1",
+    },
+    TOOLKIT: {"nvidia-container-toolkit": "1.17.4-1", "nvidia-container-toolkit-base": "1.17.4-1",
+              "libnvidia-container-tools": "1.17.8-1", "libnvidia-container1": "1.17.8-1"},
+    "linux/debian": {"docker-compose-plugin": "2.31.0-1~debian.12~bookworm"},
+}
+
+
+@pytest.fixture(scope="module")
+def listed_mirror(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("listed")
+    listing = tmp / "artifacts.json"
+    listing.write_text(json.dumps(artifact_list()))
+    out = tmp / "www"
+    result = run([sys.executable, BUILD, "--spec", SPEC, "--artifacts", listing, "--out", out])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == str(out.resolve())
+    return out
+
+
+@pytest.fixture(scope="module")
+def listed_apt(listed_mirror, tmp_path_factory):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(listed_mirror)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    root = tmp_path_factory.mktemp("listed-apt")
+    # The list's pins as the nvidia_driver role writes them (apt preferences, Pin-Priority 1001).
+    pins = "\n".join(f"Package: {p['name']}\nPin: version {p['version']}\nPin-Priority: 1001\n"
+                     for p in artifact_list()["repositories"][0]["pins"])
+    private = PrivateApt(root, sources(listed_mirror, base, root), preferences=pins)
+    result = private("apt-get", "update")
+    assert result.returncode == 0, result.stdout + result.stderr
+    yield private
+    server.shutdown()
+    server.server_close()
+
+
+def test_artifacts_mode_builds_exactly_the_listed_packages_and_their_closure(listed_mirror):
+    manifest = json.loads((listed_mirror / "mirror.json").read_text())
+    built = {r["path"]: {p["name"]: p["version"] for p in r["packages"]} for r in manifest["repos"]}
+    assert built == LISTED_CLOSURE
+    debs = sorted(p.relative_to(listed_mirror).as_posix() for p in listed_mirror.rglob("*.deb"))
+    assert len(debs) == sum(len(v) for v in LISTED_CLOSURE.values()) == 22
+    # Each repository at its URL's path, its key at the key URL's path ($(ARCH) is amd64).
+    assert [(r["path"], r["key_file"]) for r in manifest["repos"]] == [
+        (CUDA, CUDA + "/3bf863cc.pub"), (TOOLKIT, "libnvidia-container/gpgkey"), ("linux/debian", "linux/debian/gpg")]
+    why = {(p["name"], p["why"]) for r in manifest["artifacts"]["repos"] for p in r["packages"]}
+    assert ("libnccl2", "depends of libnccl-dev 2.21.5-1+cuda12.4") in why
+    assert ("cuda-drivers-550", "listed") in why
+    assert manifest["artifacts"]["not_served"] == {"images": ["nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"],
+                                                   "distribution_packages": 1}
+    assert manifest["artifacts"]["repos"][1]["left_to_the_distribution"] == ["libc6 (>= 2.7)", "libseccomp2"]
+
+
+def test_artifacts_mode_apt_resolves_the_listed_packages_inside_the_mirror(listed_apt):
+    # Only the listed driver version is there (the catalogue also has 550.90.07-1).
+    policy = listed_apt("apt-cache", "policy", "cuda-drivers-550", "libcuda1")
+    # (at the pin's priority, 1001)
+    assert re.findall(r"^ {5}(?:\*\*\* )?(\S+) (\d+)$", policy.stdout, re.M) == [(DRIVER, "1001")] * 2, policy.stdout
+    result = listed_apt("apt-get", "install", "-s", "cuda-drivers-550", "nvidia-kernel-dkms", "cuda-toolkit-12-4=12.4.1-1",
+                        "libnccl-dev=2.21.5-1+cuda12.4", "nvidia-container-toolkit=1.17.4-1", "docker-compose-plugin")
+    assert result.returncode == 0, result.stdout + result.stderr
+    expected = {name: version for packages in LISTED_CLOSURE.values() for name, version in packages.items()}
+    assert installs(result) == expected
+
+
+def test_artifacts_mode_rebuilds_for_another_list(listed_mirror, tmp_path):
+    stamp = (listed_mirror / ".gpc-mirror-stamp").read_text()
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(artifact_list(repositories=artifact_list()["repositories"][2:])))
+    out = tmp_path / "www"
+    shutil.copytree(listed_mirror, out, symlinks=True)
+    result = run([sys.executable, BUILD, "--spec", SPEC, "--artifacts", other, "--out", out])
+    assert result.returncode == 0, result.stderr
+    assert (out / ".gpc-mirror-stamp").read_text() != stamp
+    assert sorted(p.name for p in out.rglob("*.deb")) == ["docker-compose-plugin_2.31.0-1~debian.12~bookworm_amd64.deb"]
+
+
+def test_artifacts_mode_serves_another_release_from_the_catalogue_repository_of_the_same_name(tmp_path):
+    # Debian 13 nodes: NVIDIA's debian13 path and Docker's trixie suite get the same test doubles.
+    listing = tmp_path / "artifacts.json"
+    listing.write_text(json.dumps(artifact_list(
+        repositories__0__url=NVIDIA_URL.replace("debian12", "debian13"),
+        repositories__0__key_url=NVIDIA_URL.replace("debian12", "debian13") + "3bf863cc.pub",
+        repositories__2__suites=["trixie"])))
+    out = tmp_path / "www"
+    result = run([sys.executable, BUILD, "--spec", SPEC, "--artifacts", listing, "--out", out])
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((out / "mirror.json").read_text())
+    assert [(r["path"], r["key_file"]) for r in manifest["repos"]] == [
+        (CUDA.replace("debian12", "debian13"), CUDA.replace("debian12", "debian13") + "/3bf863cc.pub"),
+        (TOOLKIT, "libnvidia-container/gpgkey"), ("linux/debian", "linux/debian/gpg")]
+    built = {r["path"]: {p["name"]: p["version"] for p in r["packages"]} for r in manifest["repos"]}
+    assert built[CUDA.replace("debian12", "debian13")] == LISTED_CLOSURE[CUDA]
+    assert (out / "linux/debian/dists/trixie/InRelease").is_file()
+    assert not (out / "linux/debian/dists/bookworm").exists()
+    assert sorted(p.relative_to(out).as_posix() for p in (out / "linux/debian").rglob("*.deb")) == [
+        "linux/debian/dists/trixie/pool/stable/amd64/docker-compose-plugin_2.31.0-1~debian.12~bookworm_amd64.deb"]
+
+
+LISTED = "repository cuda (" + NVIDIA_URL + " /)"
+DOCKER_TRIXIE = "repository docker (https://download.docker.com/linux/debian trixie stable)"
+CATALOGUE = ("cuda at compute/cuda/repos/debian12/x86_64 (flat); nvidia-container-toolkit at "
+             "libnvidia-container/stable/deb/amd64 (flat); docker at linux/debian suite bookworm component stable")
+
+
+@pytest.mark.parametrize("changes, errors", [
+    pytest.param({"repositories__0__packages__3__name": "nvidia-driver-999"},
+                 [f"{LISTED}: the catalogue has no test double of nvidia-driver-999"], id="unknown-package"),
+    pytest.param({"repositories__0__packages__0__version": "550.11.11-1"},
+                 [f"{LISTED}: the catalogue has no test double of cuda-drivers-550 550.11.11-1 "
+                  "(it has: 550.54.15-1, 550.90.07-1)"], id="unknown-version"),
+    pytest.param({"repositories__0__packages__0__version": "newest",
+                  "repositories__0__pins__0__version": "560.*"},
+                 [f"{LISTED}: no test double of cuda-drivers-550 matches its pin (it has: 550.54.15-1, 550.90.07-1)"],
+                 id="pin-the-catalogue-cannot-meet"),
+    pytest.param({"repositories__2__suites": ["trixie"], "repositories__2__name": "docker-ce"},
+                 [f"{DOCKER_TRIXIE.replace('docker', 'docker-ce', 1)}: the catalogue has no dists repository at "
+                  f"linux/debian suite trixie component stable nor one named docker-ce (it has: {CATALOGUE})"],
+                 id="layout-it-cannot-serve"),
+    pytest.param({"repositories__1__architectures": ["amd64", "arm64"]},
+                 ["repository nvidia-container-toolkit (https://nvidia.github.io/libnvidia-container/stable/deb/$(ARCH) /): "
+                  "architectures arm64: the test doubles are amd64 only"], id="arm64"),
+    pytest.param({"repositories__2__type": "dnf"},
+                 ["repository docker (https://download.docker.com/linux/debian bookworm stable): a dnf repository; the "
+                  "test-double mirror serves apt repositories only"], id="dnf"),
+    pytest.param({"files": [{"url": "https://m/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz", "checksum": "sha256:0"}],
+                  "repositories__0__packages__3__name": "nvidia-driver-999"},
+                 ["file https://m/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz: the catalogue has no test double of "
+                  "files downloaded by URL", f"{LISTED}: the catalogue has no test double of nvidia-driver-999"],
+                 id="file-and-package-at-once"),
+    pytest.param({"format": "gpucluster.core.artifacts/0"},
+                 ["not an artifact list of gpucluster.core.artifacts/1 (format: 'gpucluster.core.artifacts/0')"],
+                 id="format"),
+])
+def test_artifacts_mode_refuses_what_the_catalogue_cannot_provide(tmp_path, changes, errors):
+    listing = tmp_path / "artifacts.json"
+    listing.write_text(json.dumps(artifact_list(**changes)))
+    out = tmp_path / "www"
+    result = run([sys.executable, BUILD, "--spec", SPEC, "--artifacts", listing, "--out", out])
+    assert result.returncode == 2
+    assert result.stderr == "".join(f"{listing}: error: {error}\n" for error in errors)
+    assert result.stdout == ""
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("a, b", [
+    ("1.0", "1.0"), ("1.0-1", "1.0-2"), ("1.0~rc1", "1.0"), ("1:0.9", "2.0"), ("2.21.5-1+cuda12.4", "2.23.4-1+cuda12.6"),
+    ("12.4.127-1", "12.4.131-1"), ("550.54.15-1", "550.90.07-1"), ("1.17.10-1", "1.17.8-1"), ("1.0a", "1.0+"),
+    ("2.31.0-1~debian.12~bookworm", "2.31.0-1"), ("1.0", "1.0-0"), ("0:1.0", "1.0"), ("1.01", "1.1"),
+])
+def test_compare_versions_agrees_with_dpkg(a, b):
+    expected = {run(["dpkg", "--compare-versions", a, op, b]).returncode == 0: op for op in ("lt", "eq", "gt")}[True]
+    result = builder.compare_versions(a, b)
+    assert {"lt": result < 0, "eq": result == 0, "gt": result > 0}[expected], (a, b, expected, result)

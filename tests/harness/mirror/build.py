@@ -2,13 +2,20 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Build the local, GPG-signed apt mirror of vendor TEST DOUBLES described by packages.yml.
 
-    .venv/bin/python tests/harness/mirror/build.py [--spec packages.yml] --out DIR [--force]
+    .venv/bin/python tests/harness/mirror/build.py [--spec packages.yml] [--artifacts FILE] --out DIR [--force]
 
 DIR gets the URL layout of the vendors' servers under one root (serve it with
 ``python3 -m http.server --directory DIR``). Every package is a tiny stand-in with the
 vendor's name, version and dependency shape; its Description says it is a TEST DOUBLE.
-Nothing is rebuilt while DIR holds a stamp of the same spec and builder. The last line
-printed on stdout is DIR.
+Nothing is rebuilt while DIR holds a stamp of the same spec, artifact list and builder. The
+last line printed on stdout is DIR.
+
+Without --artifacts the whole catalogue (packages.yml) is built. With --artifacts FILE (the
+JSON of playbooks/artifacts.yml) the mirror holds exactly what the list names: each apt
+repository at its URL's path (its key at the key URL's path), with the listed packages at the
+listed versions ("newest": the newest the catalogue has that the list's pins allow) and their
+Depends closure from the same catalogue repository. A package, version, repository layout or
+file the catalogue cannot provide stops the build naming it (exit 2).
 
 Needs python3 with PyYAML, dpkg-deb, apt-ftparchive (apt-utils) and gpg. The Packages and
 Release indexes are written by apt-ftparchive.
@@ -28,7 +35,9 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -81,6 +90,10 @@ class SpecError(Exception):
 
 class BuildError(Exception):
     """A tool failed while building the mirror."""
+
+
+class ArtifactsError(Exception):
+    """The artifact list asks for what the catalogue cannot provide; one problem per line."""
 
 
 @dataclass
@@ -603,20 +616,297 @@ def build_repo(repo: Repo, root: Path, work: Path, signer: Signer, epoch: int) -
     }
 
 
+# ----------------------------------------------------------------------------- artifact list
+
+ARTIFACTS_FORMAT = "gpucluster.core.artifacts/1"
+NEWEST = "newest"
+RELATION_PARTS_RE = re.compile(r"^([a-z0-9][a-z0-9+.-]+)(?::[a-z0-9]+)?(?:\s*\((<<|<=|=|>=|>>)\s*([^)\s]+)\))?$")
+
+
+def _order(char: str) -> int:
+    if char == "~":
+        return -1
+    if char.isdigit() or not char:
+        return 0
+    if char.isalpha():
+        return ord(char)
+    return ord(char) + 256
+
+
+def _verrevcmp(a: str, b: str) -> int:
+    """dpkg's comparison of an upstream version or a revision."""
+    i = j = 0
+    while i < len(a) or j < len(b):
+        while (i < len(a) and not a[i].isdigit()) or (j < len(b) and not b[j].isdigit()):
+            ac = _order(a[i] if i < len(a) else "")
+            bc = _order(b[j] if j < len(b) else "")
+            if ac != bc:
+                return ac - bc
+            i += 1
+            j += 1
+        while i < len(a) and a[i] == "0":
+            i += 1
+        while j < len(b) and b[j] == "0":
+            j += 1
+        first_diff = 0
+        while i < len(a) and a[i].isdigit() and j < len(b) and b[j].isdigit():
+            if not first_diff:
+                first_diff = ord(a[i]) - ord(b[j])
+            i += 1
+            j += 1
+        if i < len(a) and a[i].isdigit():
+            return 1
+        if j < len(b) and b[j].isdigit():
+            return -1
+        if first_diff:
+            return first_diff
+    return 0
+
+
+def compare_versions(a: str, b: str) -> int:
+    """<0, 0 or >0 as Debian version a sorts before, with or after b (dpkg --compare-versions)."""
+    def split(version: str) -> tuple[int, str, str]:
+        epoch, _colon, rest = version.rpartition(":") if ":" in version else ("0", "", version)
+        upstream, _hyphen, revision = rest.rpartition("-") if "-" in rest else (rest, "", "")
+        return int(epoch or 0), upstream, revision
+
+    (ea, ua, ra), (eb, ub, rb) = split(a), split(b)
+    if ea != eb:
+        return ea - eb
+    return _verrevcmp(ua, ub) or _verrevcmp(ra, rb)
+
+
+def satisfies(version: str, op: str | None, wanted: str | None) -> bool:
+    if op is None:
+        return True
+    result = compare_versions(version, wanted)
+    return {"<<": result < 0, "<=": result <= 0, "=": result == 0, ">=": result >= 0, ">>": result > 0}[op]
+
+
+def _url_path(url: str) -> str:
+    return urlsplit(url).path.replace("$(ARCH)", "amd64").strip("/")
+
+
+def load_artifacts(path: Path) -> dict:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ArtifactsError(f"cannot read the artifact list: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise ArtifactsError(f"not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("format") != ARTIFACTS_FORMAT:
+        found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise ArtifactsError(f"not an artifact list of {ARTIFACTS_FORMAT} (format: {found!r})")
+    for key in ("repositories", "files", "charts", "manifests"):
+        if not isinstance(doc.get(key), list):
+            raise ArtifactsError(f"{key} must be a list")
+    return doc
+
+
+@dataclass
+class _Served:
+    """One repository of the artifact list as the mirror serves it."""
+
+    label: str
+    layout: str
+    path: str
+    key_file: str
+    suite: str = ""
+    component: str = ""
+
+
+def _served(repo: dict) -> tuple[_Served | None, list[str]]:
+    name = repo.get("name", "?")
+    url = repo.get("url")
+    if not url:
+        return None, [f"repository {name}: no URL (the role does not add it), so there is nothing to serve it at"]
+    suites, components = list(repo.get("suites") or []), list(repo.get("components") or [])
+    label = f"repository {name} ({' '.join([url, *suites, *components])})"
+    if repo.get("type") != "apt":
+        return None, [f"{label}: a {repo.get('type')} repository; the test-double mirror serves apt repositories only"]
+    other = [a for a in repo.get("architectures") or ["amd64"] if a != "amd64"]
+    if other:
+        return None, [f"{label}: architectures {', '.join(other)}: the test doubles are amd64 only"]
+    if not repo.get("key_url"):
+        return None, [f"{label}: no key URL; the mirror signs every repository"]
+    path = _url_path(url)
+    key_file = _url_path(repo["key_url"])
+    for where, value in (("URL", path), ("key URL", key_file)):
+        if not REL_PATH_RE.match(value) or ".." in value.split("/"):
+            return None, [f"{label}: the {where} path '{value}' cannot be served"]
+    if len(suites) == 1 and suites[0].endswith("/") and not components:
+        flat = "/".join(p for p in (path, suites[0].strip("./").strip("/")) if p)
+        return _Served(label, "flat", flat, key_file), []
+    if len(suites) == 1 and len(components) == 1:
+        return _Served(label, "dists", path, key_file, suites[0], components[0]), []
+    return None, [f"{label}: one suite and one component (or a flat repository) is what the mirror serves"]
+
+
+def _describe(repo: Repo) -> str:
+    if repo.layout == "flat":
+        return f"{repo.name} at {repo.path} (flat)"
+    return f"{repo.name} at {repo.path} suite {repo.suite} component {repo.component}"
+
+
+def _pinned(pins: list[dict], name: str, versions: list[str]) -> list[str]:
+    """The versions the list's pins allow for a package (all when no pin names it)."""
+    for pin in pins:
+        if fnmatchcase(name, pin.get("name", "")):
+            return [v for v in versions if fnmatchcase(v, pin.get("version", ""))]
+    return versions
+
+
+def _newest(versions: list[str]) -> str:
+    best = versions[0]
+    for version in versions[1:]:
+        if compare_versions(version, best) > 0:
+            best = version
+    return best
+
+
+def _depends(package: Package) -> list[str]:
+    text = ", ".join(package.fields[f] for f in ("Pre-Depends", "Depends") if f in package.fields)
+    return [r.strip() for r in text.split(",") if r.strip()]
+
+
+def _closure(label: str, catalogue: Repo, listed: list[tuple[str, str]], pins: list[dict]
+             ) -> tuple[list[tuple[Package, str]], list[str], list[str]]:
+    """The listed packages and their Depends closure inside one catalogue repository: (package, why),
+    the dependencies left to the distribution, and the problems."""
+    by_name: dict[str, list[Package]] = {}
+    for package in catalogue.packages:
+        by_name.setdefault(package.name, []).append(package)
+    chosen: dict[tuple[str, str], tuple[Package, str]] = {}
+    problems: list[str] = []
+    external: list[str] = []
+    for name, version in listed:
+        candidates = by_name.get(name, [])
+        have = ", ".join(p.version for p in candidates)
+        if not candidates:
+            problems.append(f"{label}: the catalogue has no test double of {name}")
+            continue
+        if version == NEWEST:
+            allowed = _pinned(pins, name, [p.version for p in candidates])
+            if not allowed:
+                problems.append(f"{label}: no test double of {name} matches its pin (it has: {have})")
+                continue
+            version = _newest(allowed)
+        match = [p for p in candidates if p.version == version]
+        if not match:
+            problems.append(f"{label}: the catalogue has no test double of {name} {version} (it has: {have})")
+            continue
+        chosen.setdefault((name, version), (match[0], "listed"))
+    queue = [package for package, _why in chosen.values()]
+    while queue:
+        package = queue.pop(0)
+        for relation in _depends(package):
+            alternatives = []
+            for text in relation.split("|"):
+                parts = RELATION_PARTS_RE.match(text.strip())
+                if parts:
+                    alternatives.append(parts.groups())
+            if any(satisfies(v, op, want) for dep, op, want in alternatives for n, v in chosen if n == dep):
+                continue
+            if not any(dep in by_name for dep, _op, _want in alternatives):
+                _add_once(external, relation)
+                continue
+            for dep, op, want in alternatives:
+                allowed = set(_pinned(pins, dep, [p.version for p in by_name.get(dep, [])]))
+                fitting = [p for p in by_name.get(dep, []) if p.version in allowed and satisfies(p.version, op, want)]
+                if fitting:
+                    best = _newest([p.version for p in fitting])
+                    found = next(p for p in fitting if p.version == best)
+                    chosen[(dep, best)] = (found, f"depends of {package.name} {package.version}")
+                    queue.append(found)
+                    break
+            else:
+                problems.append(f"{label}: {package.name} {package.version} depends on {relation}, which the "
+                                f"catalogue's repository {catalogue.name} cannot satisfy")
+    return list(chosen.values()), external, problems
+
+
+def _add_once(items: list[str], value: str) -> None:
+    if value not in items:
+        items.append(value)
+
+
+def select_from_artifacts(repos: list[Repo], doc: dict) -> tuple[list[Repo], dict]:
+    """The repos to build for an artifact list: each listed apt repository at its URL's path with its
+    packages and their closure from the catalogue repository served at that path. Raises
+    ArtifactsError with every problem, one per line."""
+    problems: list[str] = []
+    for key, what in (("files", "files downloaded by URL"), ("charts", "Helm charts"), ("manifests", "manifests")):
+        for entry in doc[key]:
+            named = entry.get("url") or " ".join(str(entry.get(k, "")) for k in ("repository", "name", "version"))
+            problems.append(f"{key[:-1]} {named}: the catalogue has no test double of {what}")
+    selected: list[Repo] = []
+    distribution = sum(len(group.get("packages") or []) for group in doc.get("distribution_packages") or [])
+    report: dict = {"repos": [], "not_served": {"images": [i.get("name") for i in doc.get("images") or []],
+                                                "distribution_packages": distribution}}
+    paths: dict[tuple[str, str, str], str] = {}
+    keys: dict[str, str] = {}
+    for repo in doc["repositories"]:
+        served, found = _served(repo)
+        problems.extend(found)
+        if served is None:
+            continue
+        spot = (served.path, served.suite, served.component)
+        if spot in paths or (served.key_file in keys and keys[served.key_file] != served.path):
+            problems.append(f"{served.label}: served at the same place or with the same key file as "
+                            f"{paths.get(spot) or keys.get(served.key_file)}")
+            continue
+        paths[spot] = served.label
+        keys[served.key_file] = served.path
+        # The catalogue repository at that place, else the one of the same name and layout: another
+        # release's path or suite (debian13, trixie) gets the same test doubles.
+        catalogue = next((r for r in repos if r.layout == served.layout and r.path == served.path
+                          and r.suite == served.suite and r.component == served.component), None) or next(
+            (r for r in repos if r.layout == served.layout and r.name == repo.get("name")), None)
+        if catalogue is None:
+            where = served.path if served.layout == "flat" else (
+                f"{served.path} suite {served.suite} component {served.component}")
+            problems.append(f"{served.label}: the catalogue has no {served.layout} repository at {where} "
+                            f"nor one named {repo.get('name')} (it has: {'; '.join(_describe(r) for r in repos)})")
+            continue
+        listed = [(p.get("name"), p.get("version") or NEWEST) for p in repo.get("packages") or []]
+        chosen, external, found = _closure(served.label, catalogue, listed, list(repo.get("pins") or []))
+        problems.extend(found)
+        copy = Repo(name=catalogue.name, layout=catalogue.layout, path=served.path, key_file=served.key_file,
+                    origin=catalogue.origin, label=catalogue.label, description=catalogue.description,
+                    architectures=catalogue.architectures, suite=served.suite or catalogue.suite,
+                    codename=served.suite or catalogue.codename, component=served.component or catalogue.component,
+                    pool=(catalogue.pool.replace(catalogue.suite, served.suite)
+                          if served.suite and catalogue.suite else catalogue.pool),
+                    packages=[package for package, _why in chosen])
+        selected.append(copy)
+        report["repos"].append({
+            "name": copy.name, "url": repo.get("url"), "path": copy.path,
+            "packages": [{"name": p.name, "version": p.version, "why": why} for p, why in chosen],
+            "left_to_the_distribution": external})
+    if problems:
+        raise ArtifactsError("\n".join(problems))
+    return selected, report
+
+
 # ----------------------------------------------------------------------------- main
 
 
-def spec_stamp(spec_path: Path) -> str:
+def spec_stamp(spec_path: Path, artifacts: Path | None = None) -> str:
     digest = hashlib.sha256(FORMAT.encode())
     digest.update(spec_path.read_bytes())
+    if artifacts is not None:
+        digest.update(b"\0artifacts\0" + artifacts.read_bytes())
     digest.update(Path(__file__).resolve().read_bytes())
     return digest.hexdigest()
 
 
-def build(spec_path: Path, out: Path, force: bool = False) -> Path:
+def build(spec_path: Path, out: Path, force: bool = False, artifacts: Path | None = None) -> Path:
     repos, epoch = load_spec(spec_path)
+    selection = None
+    if artifacts is not None:
+        repos, selection = select_from_artifacts(repos, load_artifacts(artifacts))
     out = out.resolve()
-    stamp = spec_stamp(spec_path)
+    stamp = spec_stamp(spec_path, artifacts)
     stamp_file = out / STAMP
     if out.exists():
         if not out.is_dir():
@@ -638,6 +928,8 @@ def build(spec_path: Path, out: Path, force: bool = False) -> Path:
         signer = Signer(gnupg_home)
         work = Path(tempfile.mkdtemp(prefix="gpc-mirror-work-"))
         manifest = {"format": FORMAT, "stamp": stamp, "test_double_note": TEST_DOUBLE_NOTE, "repos": []}
+        if selection is not None:
+            manifest["artifacts"] = dict(selection, file=str(artifacts.resolve()))
         try:
             for repo in repos:
                 print(f"building repo {repo.name}: {len(repo.packages)} packages", file=sys.stderr)
@@ -669,6 +961,7 @@ def build(spec_path: Path, out: Path, force: bool = False) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--spec", type=Path, default=DEFAULT_SPEC, help="package spec (default: %(default)s)")
+    parser.add_argument("--artifacts", type=Path, help="build only what this artifact list (playbooks/artifacts.yml's JSON) names")
     parser.add_argument("--out", type=Path, required=True, help="output root, served as the mirror")
     parser.add_argument("--force", action="store_true", help="rebuild even when the stamp matches")
     args = parser.parse_args(argv)
@@ -677,9 +970,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"build.py: error: '{tool}' is not installed", file=sys.stderr)
             return 2
     try:
-        out = build(args.spec, args.out, force=args.force)
+        out = build(args.spec, args.out, force=args.force, artifacts=args.artifacts)
     except SpecError as exc:
         print(f"{args.spec}: error: {exc}", file=sys.stderr)
+        return 2
+    except ArtifactsError as exc:
+        for line in str(exc).splitlines():
+            print(f"{args.artifacts}: error: {line}", file=sys.stderr)
         return 2
     except BuildError as exc:
         print(f"build.py: error: {exc}", file=sys.stderr)

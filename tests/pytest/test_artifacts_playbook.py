@@ -198,13 +198,19 @@ def test_cuda_repository_per_release_with_the_lab_pins(mixed):
             "listed") in doc["warnings"]
 
 
-def test_a_gpu_node_without_gpus_gets_no_driver_as_the_role_decides(mixed):
+def test_a_gpu_node_the_inventory_declares_gets_its_driver_without_gpus(mixed):
+    # An image build: gpucluster_gpu_node true, no GPU found. site.yml installs the driver there
+    # (playbooks/tasks/declared_gpu_node.yml), with the open modules the role picks without GPUs.
     doc, _result = mixed
     debian12 = repo(doc, f"{NVIDIA}/debian12/x86_64/")
-    assert set(packages(debian12, "image-build")) == {
-        "cuda-toolkit-12-4", "libcudnn9-cuda-12", "libcudnn9-dev-cuda-12", "libnccl2", "libnccl-dev"}
-    assert ("host 'image-build': nvidia_driver: no driver is installed here (nvidia_driver_install: auto, NVIDIA GPUs "
-            "found: 0)") in doc["warnings"]
+    assert packages(debian12, "image-build") == {
+        "cuda-drivers-550": LAB_VARS["nvidia_driver_version"], "nvidia-kernel-open-dkms": LAB_VARS["nvidia_driver_version"],
+        "cuda-toolkit-12-4": "12.4.1-1", "libcudnn9-cuda-12": LAB_VARS["cuda_cudnn_version"],
+        "libcudnn9-dev-cuda-12": LAB_VARS["cuda_cudnn_version"], "libnccl2": LAB_VARS["cuda_nccl_version"],
+        "libnccl-dev": LAB_VARS["cuda_nccl_version"]}
+    assert not [w for w in doc["warnings"] if w.startswith("host 'image-build': nvidia_driver: no driver")]
+    # A GPU node with GPUs keeps the role's choice (V100S: the proprietary modules).
+    assert "nvidia-kernel-dkms" in packages(debian12, "deb12-gpu")
     assert "image-build" in repo(doc, TOOLKIT)["hosts"]
 
 
@@ -234,7 +240,7 @@ def test_cpu_only_hosts_get_no_gpu_artifacts(mixed):
     assert "deb12-cpu" in by_name["rdma-core"]["hosts"]  # the lab's inbox RDMA stack
     assert by_name["nfs-kernel-server"]["hosts"] == ["deb12-cpu"]
     assert "deb12-cpu" in by_name["slurmctld"]["hosts"] and "deb12-gpu" in by_name["slurmd"]["hosts"]
-    assert by_name["linux-headers-6.1.0-28-amd64"]["hosts"] == ["deb12-gpu"]
+    assert by_name["linux-headers-6.1.0-28-amd64"]["hosts"] == ["deb12-gpu", "image-build"]
     assert by_name["initramfs-tools"]["roles"] == ["nvidia_driver"]
     assert "deb12-cpu" not in by_name["initramfs-tools"]["hosts"]
     # The apt tools the common role installs before a vendor source: only where a role adds one.
@@ -287,3 +293,21 @@ def test_the_sandbox_list_builds_its_mirror(tmp_path):
     # The driver's dependencies at the pinned version, none of the newer driver the catalogue also has.
     assert {v for n, v in served["compute/cuda/repos/debian12/x86_64"] if n.startswith(("nvidia-", "libcuda"))} == {
         "550.54.15-1"}
+
+
+def test_a_site_slurm_repository_lists_the_slurm_packages_from_it(tmp_path):
+    """slurm_repository set: the packages the node's Slurm roles need come from it (the repository as
+    tasks/packages.yml adds it: the suite defaults to the host's release), none from the distribution."""
+    site_repo = {"url": "https://slurm.example.org/debian", "key_url": "https://slurm.example.org/key.asc"}
+    inventory = {"all": {"children": {
+        "cluster": {"hosts": {"deb13-gpu": dict(UNREACHABLE, gpucluster_gpu_node=False, slurm_repository=site_repo)}},
+        "slurm_controller": {"hosts": {"deb13-gpu": None}}}}}
+    (tmp_path / "inventory").mkdir()
+    (tmp_path / "inventory/hosts.yml").write_text(yaml.safe_dump(inventory, sort_keys=False), encoding="utf-8")
+    doc, _result = run_artifacts(tmp_path, [tmp_path / "inventory"], {"deb13-gpu": CACHED["deb13-gpu"]})
+    slurm = repo(doc, site_repo["url"])
+    assert (slurm["name"], slurm["key_url"], slurm["suites"], slurm["components"]) == (
+        "gpucluster-slurm", site_repo["key_url"], ["trixie"], ["main"])
+    assert packages(slurm, "deb13-gpu") == {"munge": "newest", "slurm-client": "newest", "slurmctld": "newest"}
+    listed = {p["name"] for g in doc["distribution_packages"] for p in g["packages"]}
+    assert not {"munge", "slurm-client", "slurmctld"} & listed

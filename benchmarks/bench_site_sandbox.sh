@@ -22,6 +22,9 @@ export GPC_NODE_IMAGE="gpucluster/node-${BENCH_OS:-debian12}:latest"
 inv=(-i inventories/sandbox)
 logs=${BENCH_WORK:-/var/tmp/gpc-bench-site}
 mkdir -p "$logs"
+# A fact cache of its own, empty at the start (the checkout's .cache/facts is left alone).
+export ANSIBLE_CACHE_PLUGIN_CONNECTION="$logs/facts"
+rm -rf "$logs/facts"
 
 down() { ansible-playbook "${inv[@]}" tests/sandbox/nodes.yml -e sandbox_action=down >/dev/null 2>&1; }
 trap down EXIT
@@ -51,9 +54,6 @@ down
 ansible-playbook "${inv[@]}" tests/sandbox/nodes.yml -e sandbox_action=up >"$logs/nodes.log" 2>&1 || { echo "nodes failed" >&2; exit 1; }
 ansible-playbook "${inv[@]}" tests/sandbox/gpus.yml >"$logs/gpus.log" 2>&1 || { echo "gpus failed" >&2; exit 1; }
 ansible-playbook "${inv[@]}" tests/sandbox/mirror.yml >"$logs/mirror.log" 2>&1 || { echo "mirror failed" >&2; exit 1; }
-# A fact cache of its own, empty at the start (the checkout's .cache/facts is left alone).
-export ANSIBLE_CACHE_PLUGIN_CONNECTION="$logs/facts"
-rm -rf "$logs/facts"
 echo "nodes: ${BENCH_OS:-debian12}"
 first=$(timed "$logs/first.log" ansible-playbook "${inv[@]}" site.yml) || exit 1
 echo "site.yml first converge: ${first} s ($(recap "$logs/first.log"))"

@@ -76,6 +76,9 @@ FAILED = "failed"
 UNREACHABLE = "unreachable"
 
 
+INTERPRETER_GONE_RE = re.compile(r"The module interpreter '[^']+' was not found")
+
+
 def natural_key(name: str) -> List[Any]:
     """Sort key that orders worker2 before worker10."""
     return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name) if part]
@@ -224,6 +227,14 @@ def format_report(records: Mapping[str, Record], total: int, playbook: str = "si
         lines.append(
             "  - failed hosts: fix the cause above, then re-run %s (or with --limit %s when only %s; roles that "
             "need the controllers say so)." % (playbook, _limit_pattern(failed), "that host needs it" if len(failed) == 1 else "these hosts need it")
+        )
+    # The Python the fact cache recorded is gone (the host's OS was reinstalled or upgraded).
+    stale = [host for host in failed if INTERPRETER_GONE_RE.search(records[host].get("message") or "")]
+    if stale:
+        lines.append(
+            "  - %s: the Python interpreter the fact cache recorded is gone (OS reinstalled or upgraded): delete %s "
+            "fact cache entry (ansible.cfg's fact_caching_connection, .cache/facts/HOST in a checkout), or re-run once "
+            "with --flush-cache when every host is reachable." % (", ".join(stale), "its" if len(stale) == 1 else "their")
         )
     return lines
 

@@ -306,10 +306,33 @@ REPORT_UNREACHABLE_ONLY = [
 ]
 
 
+REPORT_INTERPRETER_GONE = [
+    "FAILED HOSTS (2 of 3 did not finish; the others completed):",
+    '  worker1  failed  play "P", task "Gathering Facts": The module interpreter \'/usr/bin/python3.11\' was not found.',
+    '  worker2  failed  play "P", task "t": b',
+    "What to do:",
+    "  - failed hosts: fix the cause above, then re-run site.yml (or with --limit 'worker1,worker2' when only these hosts "
+    "need it; roles that need the controllers say so).",
+    "  - worker1: the Python interpreter the fact cache recorded is gone (OS reinstalled or upgraded): delete its fact "
+    "cache entry (ansible.cfg's fact_caching_connection, .cache/facts/HOST in a checkout), or re-run once with "
+    "--flush-cache when every host is reachable.",
+]
+
+
 @pytest.mark.parametrize(
     "records, total, playbook, expected",
     [
         ({}, 5, "site.yml", []),
+        (
+            {
+                "worker1": make_record("failed", "P", None, "Gathering Facts",
+                                       "The module interpreter '/usr/bin/python3.11' was not found."),
+                "worker2": make_record("failed", "P", None, "t", "b"),
+            },
+            3,
+            "site.yml",
+            REPORT_INTERPRETER_GONE,
+        ),
         (
             {
                 "worker3": make_record("failed", PLAY2, "gpucluster.core.slurm", "Start slurmd", "slurmd failed"),

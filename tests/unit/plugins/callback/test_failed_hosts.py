@@ -33,15 +33,9 @@ PLAY2 = "Slurm on the controller, accounting, compute and login nodes"
 # fakes ----------------------------------------------------------------------------------------
 
 
-class FakeHost:
-    def __init__(self, name):
-        self.name = name
+class FakeNamed:
+    """A host, role or play: a name and get_name()."""
 
-    def get_name(self):
-        return self.name
-
-
-class FakeRole:
     def __init__(self, name):
         self.name = name
 
@@ -52,7 +46,7 @@ class FakeRole:
 class FakeTask:
     def __init__(self, name, role=None, no_log=False, ignore_unreachable=False):
         self.name = name
-        self._role = FakeRole(role) if role else None
+        self._role = FakeNamed(role) if role else None
         self.no_log = no_log
         self.ignore_unreachable = ignore_unreachable
 
@@ -64,7 +58,7 @@ class FakeResult:
     """ansible-core 2.19 shape: host, task, result."""
 
     def __init__(self, host, task, result):
-        self.host = FakeHost(host)
+        self.host = FakeNamed(host)
         self.task = task
         self.result = result
 
@@ -73,17 +67,9 @@ class FakeOldResult:
     """ansible-core 2.16-2.18 shape: _host, _task, _result."""
 
     def __init__(self, host, task, result):
-        self._host = FakeHost(host)
+        self._host = FakeNamed(host)
         self._task = task
         self._result = result
-
-
-class FakePlay:
-    def __init__(self, name):
-        self.name = name
-
-    def get_name(self):
-        return self.name
 
 
 class FakePlaybook:
@@ -405,7 +391,7 @@ def run(cb, events, counts, plays=(PLAY1,), playbook="/srv/cluster/site.yml"):
     """Feed the callback: playbook, plays, then (method, result, kwargs) events, then the stats."""
     cb.v2_playbook_on_start(FakePlaybook(playbook))
     for play in plays:
-        cb.v2_playbook_on_play_start(FakePlay(play))
+        cb.v2_playbook_on_play_start(FakeNamed(play))
     for method, result, kwargs in events:
         getattr(cb, method)(result, **kwargs)
     cb.v2_playbook_on_stats(FakeStats(counts))
@@ -424,12 +410,12 @@ def test_callback_report(result_class, tmp_path):
     path = tmp_path / "failed.json"
     cb = make_callback(str(path))
     cb.v2_playbook_on_start(FakePlaybook("/srv/cluster/site.yml"))
-    cb.v2_playbook_on_play_start(FakePlay(PLAY1))
+    cb.v2_playbook_on_play_start(FakeNamed(PLAY1))
     cb.v2_runner_on_unreachable(
         result_class("worker2", FakeTask("Start the SSH server", role="base_os"), {"unreachable": True, "msg": "Failed to connect to the host via ssh"})
     )
     cb.v2_runner_on_failed(result_class("worker1", FakeTask("Ignored"), {"msg": "ignored"}), ignore_errors=True)
-    cb.v2_playbook_on_play_start(FakePlay(PLAY2))
+    cb.v2_playbook_on_play_start(FakeNamed(PLAY2))
     cb.v2_runner_on_failed(
         result_class("worker3", FakeTask("Start slurmd", role="gpucluster.core.slurm"), {"msg": "non-zero return code", "stderr": "slurmd: fatal"})
     )

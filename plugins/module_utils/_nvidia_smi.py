@@ -105,14 +105,9 @@ def _xml_start(text):
     return -1
 
 
-def parse_xml(text):
-    # type: (str) -> Dict[str, Any]
-    """Parse the output of ``nvidia-smi -q -x``.
-
-    Returns a dict with driver_version, cuda_version, attached_gpus, gpu_count and gpus
-    (one dict per ``<gpu>`` element, in output order, which is nvidia-smi's index order).
-    Raises NvidiaSmiError on output that is not nvidia-smi XML or is malformed.
-    """
+def _xml_root(text):
+    # type: (str) -> ET.Element
+    """The ``<nvidia_smi_log>`` element of ``nvidia-smi -q -x`` output, or NvidiaSmiError."""
     if text is None or not text.strip():
         raise NvidiaSmiError("nvidia-smi -q -x returned no output")
     start = _xml_start(text)
@@ -138,7 +133,18 @@ def parse_xml(text):
         raise NvidiaSmiError(
             "nvidia-smi -q -x returned XML whose root element is <%s>, not <nvidia_smi_log>" % root.tag
         )
+    return root
 
+
+def parse_xml(text):
+    # type: (str) -> Dict[str, Any]
+    """Parse the output of ``nvidia-smi -q -x``.
+
+    Returns a dict with driver_version, cuda_version, attached_gpus, gpu_count and gpus
+    (one dict per ``<gpu>`` element, in output order, which is nvidia-smi's index order).
+    Raises NvidiaSmiError on output that is not nvidia-smi XML or is malformed.
+    """
+    root = _xml_root(text)
     gpus = []  # type: List[Dict[str, Any]]
     for index, gpu in enumerate(root.findall("gpu")):
         gpus.append(_parse_gpu(gpu, index))
@@ -203,6 +209,123 @@ def _parse_gpu(gpu, index):
         "mig_devices": _parse_mig_devices(gpu),
         "serial": _text(gpu, "serial"),
         "vbios_version": _text(gpu, "vbios_version"),
+    }
+
+
+# ---------------------------------------------------------------------------
+# nvidia-smi -q -x: the health fields (validation's passive checks)
+# ---------------------------------------------------------------------------
+
+def _yes(value):
+    # type: (Optional[str]) -> Optional[bool]
+    """'Yes' -> True, 'No' -> False, N/A -> None."""
+    if value is None:
+        return None
+    return value.strip().lower() == "yes"
+
+
+def _active_reasons(gpu):
+    # type: (ET.Element) -> Optional[List[str]]
+    """Clock event (throttle) reasons that are Active, without their prefix.
+
+    Drivers up to 535 print ``<clocks_throttle_reasons>`` / ``clocks_throttle_reason_*``,
+    newer ones ``<clocks_event_reasons>`` / ``clocks_event_reason_*``. None when absent.
+    """
+    for container, prefix in (("clocks_event_reasons", "clocks_event_reason_"),
+                              ("clocks_throttle_reasons", "clocks_throttle_reason_")):
+        node = gpu.find(container)
+        if node is None:
+            continue
+        active = []  # type: List[str]
+        for child in node:
+            if _null(child.text) == "Active":
+                name = child.tag[len(prefix):] if child.tag.startswith(prefix) else child.tag
+                active.append(name)
+        return active
+    return None
+
+
+def _uncorrectable(gpu, scope):
+    # type: (ET.Element, str) -> Optional[int]
+    """Uncorrectable ECC errors in ``ecc_errors/<scope>`` (volatile or aggregate).
+
+    v12+ schema: dram_uncorrectable + sram_uncorrectable (or its _parity/_secded split);
+    v11 schema: double_bit/total. None when the GPU reports none of them (no ECC).
+    """
+    node = gpu.find("ecc_errors/" + scope)
+    if node is None:
+        return None
+    values = [_to_int(_text(node, name)) for name in (
+        "dram_uncorrectable", "sram_uncorrectable", "sram_uncorrectable_parity",
+        "sram_uncorrectable_secded")]
+    if all(value is None for value in values):
+        values = [_to_int(_text(node, "double_bit/total"))]
+    known = [value for value in values if value is not None]
+    return sum(known) if known else None
+
+
+def _link(gpu, path):
+    # type: (ET.Element, str) -> Optional[int]
+    return _to_int(_text(gpu, "pci/pci_gpu_link_info/" + path))
+
+
+def _health_gpu(gpu, index):
+    # type: (ET.Element, int) -> Dict[str, Any]
+    retired = gpu.find("retired_pages")
+    remapped = gpu.find("remapped_rows")
+    pending_retirement = None  # type: Optional[bool]
+    if retired is not None:
+        flags = [_yes(_text(retired, name)) for name in ("pending_blacklist", "pending_retirement")]
+        known = [flag for flag in flags if flag is not None]
+        pending_retirement = any(known) if known else None
+    row_remap = None  # type: Optional[Dict[str, Any]]
+    if remapped is not None and _null(remapped.text) is None and len(remapped):
+        row_remap = {
+            "correctable": _to_int(_text(remapped, "remapped_row_corr")),
+            "uncorrectable": _to_int(_text(remapped, "remapped_row_unc")),
+            "pending": _yes(_text(remapped, "remapped_row_pending")),
+            "failure": _yes(_text(remapped, "remapped_row_failure")),
+        }
+    return {
+        "index": index,
+        "name": _text(gpu, "product_name"),
+        "architecture": _text(gpu, "product_architecture"),
+        "uuid": _text(gpu, "uuid"),
+        "pci_bus_id": _text(gpu, "pci/pci_bus_id") or _null(gpu.get("id")),
+        "persistence_mode": _text(gpu, "persistence_mode"),
+        "ecc_mode": _mode_pair(gpu.find("ecc_mode"), "current_ecc", "pending_ecc"),
+        "retired_pages": {
+            "single_bit": _to_int(_text(retired, "multiple_single_bit_retirement/retired_count")),
+            "double_bit": _to_int(_text(retired, "double_bit_retirement/retired_count")),
+            "pending": pending_retirement,
+        },
+        "row_remap": row_remap,
+        "uncorrectable_volatile": _uncorrectable(gpu, "volatile"),
+        "uncorrectable_aggregate": _uncorrectable(gpu, "aggregate"),
+        "pcie": {
+            "max_gen": _link(gpu, "pcie_gen/max_link_gen"),
+            "current_gen": _link(gpu, "pcie_gen/current_link_gen"),
+            "max_width": _link(gpu, "link_widths/max_link_width"),
+            "current_width": _link(gpu, "link_widths/current_link_width"),
+        },
+        "clock_event_reasons": _active_reasons(gpu),
+        "utilization_pct": _to_int(_text(gpu, "utilization/gpu_util")),
+    }
+
+
+def parse_health_xml(text):
+    # type: (str) -> Dict[str, Any]
+    """The health fields of ``nvidia-smi -q -x``: per GPU the persistence and ECC modes,
+    retired pages, row remapping, uncorrectable ECC errors, PCIe link generation and width
+    (current and maximum) and the active clock event (throttle) reasons.
+
+    A field the GPU or driver does not report is None. Raises NvidiaSmiError as parse_xml.
+    """
+    root = _xml_root(text)
+    return {
+        "driver_version": _text(root, "driver_version"),
+        "cuda_version": _text(root, "cuda_version"),
+        "gpus": [_health_gpu(gpu, index) for index, gpu in enumerate(root.findall("gpu"))],
     }
 
 

@@ -1,0 +1,192 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation role's filters: validation_errors (its input rules), validation_expected (what a
+node must show), validation_scontrol_nodes (Slurm's view of the nodes), validation_job_nodes (who runs
+the jobs), validation_bench_runs and validation_bench_recorded (benchmark outputs judged), validation_jobs (the GPU jobs and the DDP smoke test judged),
+validation_document (the run's results with the node actions) and validation_report (Markdown
+or HTML).
+
+Documented in the .yml files of the same names beside this file; the logic lives in
+plugins/plugin_utils/_validation.py, _rules_validation.py and _validation_report.py."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from ansible_collections.gpucluster.core.plugins.module_utils._nccl_tests import NcclTestsError, parse_nccl_tests
+from ansible_collections.gpucluster.core.plugins.module_utils._perftest import PerftestError, parse_perftest
+from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation as v
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_validation import (
+    HOST_NAMES,
+    node_settings,
+    validation_errors,
+)
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_report import render_html, render_markdown
+
+
+def _errors(hostvars: Mapping[str, Any], hosts: Sequence[str], play: Mapping[str, Any]) -> List[str]:
+    per_host = {}
+    for host in hosts:
+        values = hostvars.get(host, {})
+        per_host[host] = {n: values.get(n, play.get(n)) for n in HOST_NAMES if n in values or n in play}
+    return validation_errors(per_host, play)
+
+
+def _expected(values: Mapping[str, Any], host: str, groups: Sequence[str], gpu_node: bool,
+              slurm_nodes: Optional[Mapping[str, Any]], baseline: Optional[Mapping[str, Any]],
+              slurm_groups: Mapping[str, str]) -> Dict[str, Any]:
+    settings = node_settings(values, host, groups, gpu_node, slurm_groups)
+    base_node = next((n for n in (baseline or {}).get("nodes", []) if n.get("host") == host), None)
+    return v.node_expectations(settings, (slurm_nodes or {}).get(host), base_node, gpu_node)
+
+
+def _bench(text: str, check: str, hosts: Sequence[str], hardware: Mapping[str, Mapping[str, Any]],
+           settings: Mapping[str, Any], recorded: Optional[str] = None) -> Dict[str, Any]:
+    """nccl_all_reduce (nccl-tests output across ``hosts``) or ib_write_bw (perftest client output)."""
+    known = [hardware[h] for h in hosts if h in hardware]
+    if check == "nccl_all_reduce":
+        try:
+            parsed = parse_nccl_tests(text)
+        except NcclTestsError as exc:
+            return v.judge(check, hosts, None, None, recorded=recorded, errors="nccl-tests output: %s" % exc)
+        rates = [v.nic_rate_per_gpu(h.get("ibstat"), h.get("gpu_count") or 0) for h in known]
+        rates = [r for r in rates if r]
+        expected = v.nccl_expectation("inter", settings["validation_nccl_inter_fraction"],
+                                      nic_gbps_per_gpu=min(rates) if rates else None)
+        series = [{"size_bytes": row["size_bytes"], "value": row["out_of_place"]["busbw_gbs"]} for row in parsed["rows"]]
+        problems = []
+        if parsed.get("wrong_total"):
+            problems.append("%d wrong results (#wrong)" % parsed["wrong_total"])
+        problems.extend(parsed.get("failures") or [])
+        return v.judge(check, hosts, parsed["peak_busbw_gbs"], expected, series=series, recorded=recorded,
+                       errors="; ".join(problems) or None)
+    if check == "ib_write_bw":
+        try:
+            parsed = parse_perftest(text)
+        except PerftestError as exc:
+            return v.judge(check, hosts, None, None, recorded=recorded, errors="perftest output: %s" % exc)
+        port_rates = [max([p["rate_gbps"] or 0 for ca in (h.get("ibstat") or {}).get("cas", []) for p in ca["ports"]
+                           if p["state"] == "Active"] or [0]) for h in known]
+        port_rates = [r for r in port_rates if r]
+        fraction = settings["validation_ib_bw_fraction"]
+        expected = {"value": round(fraction * min(port_rates), 2), "unit": "Gb/s",
+                    "source": "%.2f x %g Gb/s port rate (ibstat)" % (fraction, min(port_rates))} if port_rates else None
+        series = [{"size_bytes": row["size_bytes"], "value": row["bw_average_gbps"]} for row in parsed["rows"]]
+        return v.judge(check, hosts, parsed["peak_bw_average_gbps"], expected, series=series, recorded=recorded)
+    raise RuleError("validation_bench: unknown check %r (nccl_all_reduce, ib_write_bw)" % check)
+
+
+def _bench_runs(runs: Sequence[Mapping[str, Any]], check: str, hardware: Mapping[str, Mapping[str, Any]],
+                settings: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """Each registered loop result (``item``: the pair, ``stdout``, ``rc``) judged."""
+    out = []
+    for run in runs:
+        if run.get("rc") != 0:
+            tail = " ".join(((run.get("stderr") or "") + " " + (run.get("stdout") or "")).split())[-600:]
+            out.append(v.judge(check, run["item"], None, None, errors="exited %s: %s" % (run.get("rc"), tail or "no output")))
+        else:
+            out.append(_bench(run["stdout"], check, run["item"], hardware, settings))
+    return out
+
+
+def _bench_recorded(texts: Mapping[str, str], paths: Mapping[str, str], hosts: Sequence[str],
+                    hardware: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """Recorded outputs ({check: text}) judged against the hardware of ``hosts`` (the pair they stand in for)."""
+    return [_bench(texts[check], check, hosts, hardware, settings, recorded=paths[check]) for check in sorted(texts)]
+
+
+def _resumable(hosts: Sequence[str], hostvars: Mapping[str, Any], slurm_nodes: Optional[Mapping[str, Any]],
+               prefix: str) -> List[str]:
+    health = {h: hostvars.get(h, {}).get("__validation_health") for h in hosts}
+    return v.resumable(hosts, health, slurm_nodes or {}, prefix)
+
+
+def _job_nodes(hosts: Sequence[str], hostvars: Mapping[str, Any],
+               slurm_nodes: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """The nodes that run jobs: in Slurm, not drained or down, their passive checks not failed.
+    ``gpu``: NODE=GPUS for the GPU job (Slurm's count, else what answered); ``all``: every such
+    node (natural order); ``gpu_hosts``: those with GPUs; ``pairs``: neighbours for the fabric tests."""
+    nodes = []
+    gpu = []
+    gpu_hosts = []
+    for host in sorted(hosts, key=v.natural_key):
+        slurm = (slurm_nodes or {}).get(host)
+        health = hostvars.get(host, {}).get("__validation_health") or {}
+        if not slurm or v.drained(slurm) or slurm["state"] in ("DOWN", "FUTURE") or "NOT_RESPONDING" in slurm["flags"]:
+            continue
+        if health.get("verdict") == "fail":
+            continue
+        nodes.append(host)
+        count = slurm.get("gpus") or (health.get("hardware") or {}).get("gpu_count")
+        if count:
+            gpu.append("%s=%d" % (host, count))
+            gpu_hosts.append(host)
+    return {"all": nodes, "gpu": gpu, "gpu_hosts": gpu_hosts, "pairs": v.pairs(nodes)}
+
+
+def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """The GPU job results (gpucluster-gpu-jobs' JSON) and the DDP job's (the registered srun result
+    with ``hosts`` added), whichever ran."""
+    out = v.gpu_jobs(gpu_report) if gpu_report else []
+    if ddp:
+        out.append(v.ddp_result(ddp.get("stdout", ""), ddp.get("hosts", []), ddp.get("rc", 1), ddp.get("stderr", "")))
+    return out
+
+
+def _document(run: Mapping[str, Any], checks: Mapping[str, Sequence[Mapping[str, Any]]],
+              unreachable: Mapping[str, str], pairs: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, Any]],
+              slurm_nodes: Optional[Mapping[str, Any]], settings: Mapping[str, Any],
+              baseline: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """The run's document with the node actions; a node that did not answer is reported, never drained
+    here (Slurm marks a node that stops answering down by itself)."""
+    nodes = {host: list(items) for host, items in checks.items()}
+    for host, message in unreachable.items():
+        nodes[host] = [{"check": "reachable", "kind": "passive", "status": "fail", "measured": None,
+                        "expected": None, "unit": None, "source": None, "baseline": None,
+                        "message": "did not answer: %s" % message}]
+    draft = v.document(run, nodes, pairs, jobs, {})
+    draft = v.compare_baseline(draft, baseline, settings["validation_baseline_tolerance"])
+    # Only nodes with results are judged: a run limited by tags to no check resumes nothing.
+    verdicts = {n["host"]: n["verdict"] for n in draft["nodes"] if n["host"] not in unreachable and n["checks"]}
+    failing = {n["host"]: v.failing_checks(n["checks"]) for n in draft["nodes"]}
+    actions = v.node_actions(verdicts, failing, slurm_nodes or {}, settings["validation_policy"],
+                             settings["validation_reason_prefix"], settings.get("resumed_early") or [])
+    for node in draft["nodes"]:
+        node["action"] = actions.get(node["host"]) or {"kind": "none", "reason": None}
+    return draft
+
+
+def _report(doc: Mapping[str, Any], fmt: str = "html") -> Any:
+    if fmt == "html":
+        return render_html(dict(doc))
+    if fmt == "markdown":
+        return render_markdown(dict(doc))
+    if fmt == "summary":
+        return v.summary_lines(doc)
+    raise RuleError("validation_report: format %r is not html, markdown or summary" % fmt)
+
+
+def _checks_by_name(checks: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+    """A node's checks as {check name: result} (the last one of a name wins)."""
+    return {check["check"]: dict(check) for check in checks}
+
+
+class FilterModule:
+    """The validation role's rules, expectations, judgements, document and report."""
+
+    def filters(self):
+        return {
+            "validation_errors": as_filter("validation_errors", _errors),
+            "validation_expected": as_filter("validation_expected", _expected),
+            "validation_scontrol_nodes": as_filter("validation_scontrol_nodes", v.parse_scontrol_nodes),
+            "validation_bench_runs": as_filter("validation_bench_runs", _bench_runs),
+            "validation_bench_recorded": as_filter("validation_bench_recorded", _bench_recorded),
+            "validation_job_nodes": as_filter("validation_job_nodes", _job_nodes),
+            "validation_resumable": as_filter("validation_resumable", _resumable),
+            "validation_jobs": as_filter("validation_jobs", _jobs),
+            "validation_document": as_filter("validation_document", _document),
+            "validation_report": as_filter("validation_report", _report),
+            "validation_checks_by_name": as_filter("validation_checks_by_name", _checks_by_name),
+        }

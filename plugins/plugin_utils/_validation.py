@@ -1,0 +1,507 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation role's logic on the controller (pure, no Ansible imports).
+
+* what each node is expected to show, and where that expectation came from;
+* bandwidth expectations from the hardware (NIC line rate per GPU, NVLink or PCIe generation);
+* judging benchmark results (nccl-tests, perftest) against them;
+* pairing nodes for the fabric tests, and re-mixing slow pairs to find the node at fault;
+* what to do with each node in Slurm (drain, resume, leave an admin's drain alone);
+* the run's results document (schema ``gpucluster.core/validation-result/v1``) and the
+  comparison with a baseline kept from the burn-in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+
+SCHEMA = "gpucluster.core/validation-result/v1"
+STATUSES = ("pass", "warn", "fail", "skip")
+POLICIES = ("report", "drain", "drain-and-stop")
+
+# Unidirectional NVLink bandwidth per GPU (GB/s) by architecture (NVIDIA's data sheets: V100
+# 300 GB/s, A100 600 GB/s, H100/H200 900 GB/s, B200 1.8 TB/s, counted both ways).
+NVLINK_GBS = {"Volta": 150.0, "Ampere": 300.0, "Hopper": 450.0, "Blackwell": 900.0}
+# PCIe x16 payload bandwidth one way (GB/s) by generation.
+PCIE_X16_GBS = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
+
+_NODE_RE = re.compile(r"^NodeName=(\S+)")
+_GRES_GPU_RE = re.compile(r"(?:^|,)gpu(?::[^:,()]+)?:(\d+)")
+_NATURAL_RE = re.compile(r"(\d+)")
+
+
+def natural_key(name: str) -> List[Any]:
+    """node2 before node10."""
+    return [int(part) if part.isdigit() else part for part in _NATURAL_RE.split(name)]
+
+
+# ---------------------------------------------------------------------------
+# Slurm: what the scheduler says about each node
+# ---------------------------------------------------------------------------
+
+def parse_scontrol_nodes(text: str) -> Dict[str, Dict[str, Any]]:
+    """``scontrol show node`` (multi-line form) -> {node: {state, flags, reason, gpus}}.
+
+    ``state`` is the base state (IDLE, MIXED, ALLOCATED, DOWN...), ``flags`` the ``+`` flags
+    (DRAIN, NOT_RESPONDING...), ``reason`` the whole Reason line (it may hold blanks) or None,
+    ``gpus`` the configured ``gpu`` GRES count (``Gres=gpu:8``, ``gpu:h100:8(S:0-1)``) or None.
+    """
+    nodes: Dict[str, Dict[str, Any]] = {}
+    current: Optional[Dict[str, Any]] = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        match = _NODE_RE.match(line)
+        if match:
+            current = {"state": None, "flags": [], "reason": None, "gpus": None}
+            nodes[match.group(1)] = current
+        elif current is None:
+            raise RuleError("scontrol show node: line %d comes before any NodeName= line: %s" % (number, line))
+        if line.startswith("Reason="):
+            current["reason"] = line[len("Reason="):].strip() or None
+            continue
+        for field in line.split():
+            key, _, value = field.partition("=")
+            if key == "State":
+                parts = value.split("+")
+                current["state"] = parts[0].rstrip("*")
+                current["flags"] = parts[1:]
+            elif key == "Gres":
+                found = _GRES_GPU_RE.findall(value)
+                current["gpus"] = sum(int(count) for count in found) if found else None
+    for name, node in nodes.items():
+        if node["state"] is None:
+            raise RuleError("scontrol show node: node %s has no State= field" % name)
+    return nodes
+
+
+def drained(node: Mapping[str, Any]) -> bool:
+    return "DRAIN" in node["flags"] or node["state"] in ("DRAINED", "DRAINING")
+
+
+# ---------------------------------------------------------------------------
+# What each node is expected to show
+# ---------------------------------------------------------------------------
+
+def _value(value: Any, source: str) -> Dict[str, Any]:
+    return {"value": value, "source": source}
+
+
+def node_expectations(settings: Mapping[str, Any], slurm_node: Optional[Mapping[str, Any]],
+                      baseline_node: Optional[Mapping[str, Any]], gpu_node: bool) -> Dict[str, Any]:
+    """The ``expected`` dict of the node_health module for one node.
+
+    ``settings``: the host's variables the role passes in (``validation_gpu_count``,
+    ``validation_gpu_model``, ``validation_driver_version``, ``validation_cuda_version``,
+    ``nvidia_driver_version``, ``nvidia_driver_branch``, ``cuda_default_toolkit``,
+    ``slurm_gres_expected_gpus``, ``validation_hca``, ``validation_mounts``,
+    ``validation_services``, ``validation_xid_codes``, ``validation_severity``).
+    First source wins: the variable set for the node, the scheduler's definition, the
+    burn-in baseline, the software roles' pins.
+    """
+    expected: Dict[str, Any] = {}
+    base_checks = {c["check"]: c for c in (baseline_node or {}).get("checks", [])}
+
+    if not gpu_node:
+        expected["gpu_count"] = _value(0, "not a GPU node (gpucluster_gpu_nodes)")
+    elif settings.get("validation_gpu_count"):
+        expected["gpu_count"] = _value(int(settings["validation_gpu_count"]), "validation_gpu_count")
+    elif slurm_node and slurm_node.get("gpus"):
+        expected["gpu_count"] = _value(slurm_node["gpus"], "Slurm's node definition (gres/gpu=%d)" % slurm_node["gpus"])
+    elif settings.get("slurm_gres_expected_gpus"):
+        expected["gpu_count"] = _value(int(settings["slurm_gres_expected_gpus"]), "slurm_gres_expected_gpus")
+    elif base_checks.get("gpu_count", {}).get("measured"):
+        expected["gpu_count"] = _value(base_checks["gpu_count"]["measured"], "the burn-in baseline")
+
+    if settings.get("validation_gpu_model"):
+        expected["gpu_model"] = _value(settings["validation_gpu_model"], "validation_gpu_model")
+    elif base_checks.get("gpu_model", {}).get("measured"):
+        expected["gpu_model"] = _value(base_checks["gpu_model"]["measured"], "the burn-in baseline")
+
+    for check, names in (("driver_version", ("validation_driver_version", "nvidia_driver_version",
+                                             "nvidia_driver_branch")),
+                         ("cuda_version", ("validation_cuda_version", "cuda_default_toolkit"))):
+        for name in names:
+            if settings.get(name):
+                expected[check] = _value(str(settings[name]), name)
+                break
+
+    hca = settings.get("validation_hca")
+    if hca:
+        expected["hca"] = dict(hca, source=hca.get("source") or (
+            "validation_hca.rate_gbps" if hca.get("rate_gbps") else "the fastest active port of the same adapter model"))
+    if settings.get("validation_mounts"):
+        expected["mounts"] = [dict(m, source="validation_mounts") for m in settings["validation_mounts"]]
+    if settings.get("validation_services"):
+        expected["services"] = list(settings["validation_services"])
+    if settings.get("validation_xid_codes"):
+        expected["xid_codes"] = [int(code) for code in settings["validation_xid_codes"]]
+    if settings.get("validation_severity"):
+        expected["severity"] = dict(settings["validation_severity"])
+    return expected
+
+
+# ---------------------------------------------------------------------------
+# Bandwidth expectations from the hardware
+# ---------------------------------------------------------------------------
+
+def nic_rate_per_gpu(ibstat: Optional[Mapping[str, Any]], gpu_count: int,
+                     link_layers: Sequence[str] = ("InfiniBand", "Ethernet")) -> Optional[float]:
+    """Gb/s of Active compute-fabric ports per GPU (the rails NCCL uses): the sum of the active
+    ports' rates of the adapter model with the most ports, divided by the GPU count (at most one
+    port per GPU counts: 8 rails for 8 GPUs)."""
+    if not ibstat or not gpu_count:
+        return None
+    layers = set(layer.lower() for layer in link_layers)
+    by_model: Dict[str, List[float]] = {}
+    for ca in ibstat.get("cas", []):
+        for port in ca["ports"]:
+            if port["state"] == "Active" and (port["link_layer"] or "InfiniBand").lower() in layers:
+                by_model.setdefault(ca.get("type") or "?", []).append(float(port["rate_gbps"] or 0))
+    if not by_model:
+        return None
+    rates = max(by_model.values(), key=lambda r: (len(r), sum(r)))
+    rates = sorted(rates, reverse=True)[:gpu_count]
+    return sum(rates) / gpu_count
+
+
+def nccl_expectation(scope: str, fraction: float, *, nic_gbps_per_gpu: Optional[float] = None,
+                     architecture: Optional[str] = None, nvlink: bool = False,
+                     pcie_gen: Optional[int] = None) -> Optional[Dict[str, Any]]:
+    """Expected all_reduce peak out-of-place bus bandwidth (GB/s) with where it came from.
+
+    ``inter`` (across nodes): ``fraction`` x the per-GPU NIC line rate (NVIDIA's guidance:
+    46-48 GB/s per 400G NDR NIC, 0.9 x 50). ``intra`` (within a node): ``fraction`` x the
+    one-way NVLink bandwidth of the GPU generation, or of the PCIe x16 link without NVLink.
+    None when the hardware does not tell.
+    """
+    if scope == "inter":
+        if not nic_gbps_per_gpu:
+            return None
+        line = nic_gbps_per_gpu / 8.0
+        return {"value": round(fraction * line, 2), "unit": "GB/s",
+                "source": "%.2f x %g Gb/s NIC line rate per GPU (ibstat)" % (fraction, nic_gbps_per_gpu)}
+    if nvlink and architecture in NVLINK_GBS:
+        line = NVLINK_GBS[architecture]
+        return {"value": round(fraction * line, 2), "unit": "GB/s",
+                "source": "%.2f x %g GB/s %s NVLink per GPU" % (fraction, line, architecture)}
+    if pcie_gen in PCIE_X16_GBS:
+        line = PCIE_X16_GBS[pcie_gen]
+        return {"value": round(fraction * line, 2), "unit": "GB/s",
+                "source": "%.2f x %g GB/s PCIe gen%d x16" % (fraction, line, pcie_gen)}
+    return None
+
+
+def judge(check: str, hosts: Sequence[str], measured: Optional[float], expected: Optional[Mapping[str, Any]],
+          *, series: Optional[List[Dict[str, Any]]] = None, recorded: Optional[str] = None,
+          errors: Optional[str] = None, higher_is_better: bool = True) -> Dict[str, Any]:
+    """One benchmark result (a pair or a node) judged against its expectation."""
+    result: Dict[str, Any] = {
+        "check": check, "hosts": list(hosts), "measured": measured,
+        "expected": expected["value"] if expected else None,
+        "unit": expected["unit"] if expected else None,
+        "source": expected["source"] if expected else None,
+        "recorded": bool(recorded), "series": series or [],
+        "note": ("no fabric here: judged on the recorded output %s, not on these nodes" % recorded)
+        if recorded else None,
+    }
+    if errors:
+        result.update(status="fail", message=errors)
+    elif measured is None:
+        result.update(status="fail", message="no result")
+    elif not expected:
+        result.update(status="warn", message="%s: %g measured, nothing to compare with" % (check, measured))
+    else:
+        ok = measured >= expected["value"] if higher_is_better else measured <= expected["value"]
+        result.update(status="pass" if ok else "fail",
+                      message="%g %s measured, %s %g expected" % (
+                          measured, expected["unit"], ">=" if higher_is_better else "<=", expected["value"]))
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Pairing nodes for the fabric tests
+# ---------------------------------------------------------------------------
+
+def pairs(hosts: Sequence[str]) -> List[List[str]]:
+    """Neighbours in natural order: (1,2), (3,4)...; an odd last node pairs with the first."""
+    ordered = sorted(hosts, key=natural_key)
+    out = [ordered[i:i + 2] for i in range(0, len(ordered) - 1, 2)]
+    if len(ordered) % 2 and len(ordered) > 1:
+        out.append([ordered[-1], ordered[0]])
+    return out
+
+
+def remix(results: Sequence[Mapping[str, Any]]) -> List[List[str]]:
+    """Second-round pairs for the slow (failed) pairs: each node of a slow pair with a node of
+    a good pair, so that a node slow again is the one at fault."""
+    slow = [r["hosts"] for r in results if r["status"] == "fail"]
+    good = [h for r in results if r["status"] == "pass" for h in r["hosts"]]
+    out: List[List[str]] = []
+    helpers = iter(good)
+    for pair in slow:
+        for host in pair:
+            partner = next(helpers, None)
+            if partner is None:
+                return out
+            out.append([host, partner])
+    return out
+
+
+def blame(first: Sequence[Mapping[str, Any]], second: Sequence[Mapping[str, Any]]) -> Dict[str, str]:
+    """Nodes at fault: slow in round one and again with a good partner in round two.
+    {host: message}; a slow pair whose nodes were both fine with others is blamed on the link."""
+    slow_again = {r["hosts"][0] for r in second if r["status"] == "fail"}
+    fine_again = {r["hosts"][0] for r in second if r["status"] == "pass"}
+    out: Dict[str, str] = {}
+    for result in first:
+        if result["status"] != "fail":
+            continue
+        for host in result["hosts"]:
+            if host in slow_again:
+                out[host] = "slow with %s and again with another node" % " and ".join(
+                    h for h in result["hosts"] if h != host)
+        if all(h in fine_again for h in result["hosts"]):
+            for host in result["hosts"]:
+                out.setdefault(host, "slow only together with %s: the path between them (cable, switch port)"
+                               % " and ".join(h for h in result["hosts"] if h != host))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Drain and resume
+# ---------------------------------------------------------------------------
+
+def resumable(hosts: Sequence[str], health: Mapping[str, Optional[Mapping[str, Any]]],
+              slurm: Mapping[str, Mapping[str, Any]], prefix: str) -> List[str]:
+    """Nodes this validation drained (reason starts with ``prefix``) whose passive checks do not
+    fail now: resumed before the active checks so that the jobs test them again."""
+    out = []
+    for host in sorted(hosts, key=natural_key):
+        node = slurm.get(host)
+        verdict = (health.get(host) or {}).get("verdict")
+        if node and drained(node) and (node.get("reason") or "").startswith(prefix) and verdict in ("pass", "warn"):
+            out.append(host)
+    return out
+
+
+def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str]],
+                 slurm: Mapping[str, Mapping[str, Any]], policy: str, prefix: str,
+                 resumed_early: Sequence[str] = ()) -> Dict[str, Dict[str, Any]]:
+    """What to do in Slurm with each judged node.
+
+    A failing node is drained with the reason ``<prefix> <checks>``; a node this validation
+    drained (its reason starts with ``prefix``) is resumed when it passes (or only warns);
+    a node drained for any other reason (an admin's) is never touched. ``report`` only says
+    what it would do. Nodes Slurm does not know get nothing. ``resumed_early``: the nodes
+    resumed before the active checks (see resumable), drained again if they failed them.
+    """
+    if policy not in POLICIES:
+        raise RuleError("validation_policy: %r is not one of %s" % (policy, ", ".join(POLICIES)))
+    out: Dict[str, Dict[str, Any]] = {}
+    for host, verdict in verdicts.items():
+        node = slurm.get(host)
+        if node is None:
+            out[host] = {"kind": "none", "reason": None}
+            continue
+        if host in resumed_early:
+            # Resumed before the active checks (its passive checks passed): kept so, or drained again.
+            if verdict == "fail":
+                out[host] = {"kind": "drained", "reason": "%s %s" % (prefix, ",".join(failing.get(host) or ["unknown"]))}
+            else:
+                out[host] = {"kind": "resumed", "reason": node.get("reason")}
+            continue
+        ours = (node.get("reason") or "").startswith(prefix)
+        is_drained = drained(node)
+        if verdict == "fail":
+            reason = "%s %s" % (prefix, ",".join(failing.get(host) or ["unknown"]))
+            if is_drained and not ours:
+                out[host] = {"kind": "kept drained (admin)", "reason": node.get("reason")}
+            elif is_drained and (node.get("reason") or "").split(" [")[0] == reason:
+                out[host] = {"kind": "none", "reason": node.get("reason")}
+            elif policy == "report":
+                out[host] = {"kind": "would drain (report only)", "reason": reason}
+            else:
+                out[host] = {"kind": "drained", "reason": reason}
+        elif is_drained and ours:
+            out[host] = {"kind": "would resume (report only)" if policy == "report" else "resumed",
+                         "reason": node.get("reason")}
+        elif is_drained:
+            out[host] = {"kind": "kept drained (admin)", "reason": node.get("reason")}
+        else:
+            out[host] = {"kind": "none", "reason": None}
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The results document
+# ---------------------------------------------------------------------------
+
+def _worst(statuses: Iterable[str]) -> str:
+    seen = set(statuses)
+    for status in ("fail", "warn"):
+        if status in seen:
+            return status
+    return "pass"
+
+
+def document(run: Mapping[str, Any], nodes: Mapping[str, List[Mapping[str, Any]]],
+             pair_results: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, Any]],
+             actions: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
+    """The run's results: per node its checks (passive, and the active results it took part in,
+    recorded ones left out of its verdict), the pairs, the jobs, the counts and the verdict."""
+    node_list = []
+    for host in sorted(nodes, key=natural_key):
+        checks = list(nodes[host])
+        for result in list(pair_results) + list(jobs):
+            if host in result["hosts"] and not result.get("recorded"):
+                checks.append({"check": result["check"], "kind": "active", "status": result["status"],
+                               "measured": result.get("measured"), "expected": result.get("expected"),
+                               "unit": result.get("unit"), "source": result.get("source"),
+                               "message": result.get("message"), "baseline": None})
+        node_list.append({
+            "host": host, "verdict": _worst(c["status"] for c in checks),
+            "action": dict(actions.get(host) or {"kind": "none", "reason": None}), "checks": checks,
+        })
+    counts = dict((status, 0) for status in STATUSES)
+    for node in node_list:
+        for check in node["checks"]:
+            counts[check["status"]] += 1
+    for result in list(pair_results) + list(jobs):
+        if result.get("recorded"):
+            counts[result["status"]] += 1
+    return {
+        "schema": SCHEMA,
+        "run": dict(run),
+        "verdict": _worst([n["verdict"] for n in node_list]
+                          + [r["status"] for r in list(pair_results) + list(jobs) if not r.get("recorded")]),
+        "counts": counts,
+        "nodes": node_list,
+        "pairs": [dict(p) for p in pair_results],
+        "jobs": [dict(j) for j in jobs],
+    }
+
+
+def failing_checks(checks: Sequence[Mapping[str, Any]]) -> List[str]:
+    return [c["check"] for c in checks if c["status"] == "fail"]
+
+
+def compare_baseline(doc: Dict[str, Any], baseline: Optional[Mapping[str, Any]], tolerance: float) -> Dict[str, Any]:
+    """Flag (warn) each node whose active results got slower than its own baseline by more than
+    ``tolerance`` (a fraction): each numeric active check of the node against the same check in
+    the baseline. Adds ``baseline`` to those checks and a ``baseline`` check per node compared."""
+    if not baseline:
+        return doc
+    if baseline.get("schema") != SCHEMA:
+        raise RuleError("validation baseline: schema is %r, expected %s" % (baseline.get("schema"), SCHEMA))
+    before: Dict[Tuple[str, str], float] = {}
+    for node in baseline.get("nodes", []):
+        for check in node.get("checks", []):
+            if check.get("kind") == "active" and isinstance(check.get("measured"), (int, float)):
+                key = (node["host"], check["check"])
+                before[key] = min(before.get(key, check["measured"]), check["measured"])
+    for node in doc["nodes"]:
+        slower = []
+        compared = 0
+        for check in node["checks"]:
+            key = (node["host"], check["check"])
+            if check["kind"] != "active" or key not in before or not isinstance(check.get("measured"), (int, float)):
+                continue
+            check["baseline"] = before[key]
+            compared += 1
+            if check["measured"] < (1 - tolerance) * before[key]:
+                slower.append("%s %g < %g (baseline)" % (check["check"], check["measured"], before[key]))
+        if compared:
+            node["checks"].append({
+                "check": "baseline", "kind": "active", "status": "warn" if slower else "pass",
+                "measured": len(slower), "expected": 0, "unit": None,
+                "source": "burn-in baseline %s, tolerance %g" % (doc["run"].get("baseline") or "", tolerance),
+                "message": "slower than its baseline: %s" % "; ".join(slower) if slower
+                else "%d results within %g of the baseline" % (compared, tolerance),
+                "baseline": None,
+            })
+            doc["counts"]["warn" if slower else "pass"] += 1
+            node["verdict"] = _worst([node["verdict"], "warn" if slower else "pass"])
+    doc["verdict"] = _worst([doc["verdict"]] + [n["verdict"] for n in doc["nodes"]])
+    return doc
+
+
+# ---------------------------------------------------------------------------
+# Jobs: a Slurm GPU job per node, the DDP smoke test
+# ---------------------------------------------------------------------------
+
+DDP_MARKER = "GPUCLUSTER-DDP-RESULT "
+
+
+def gpu_jobs(report: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """One result per node from gpucluster-gpu-jobs' JSON: the job ran, and saw and was allowed
+    exactly the GPUs it asked for (CUDA_VISIBLE_DEVICES and the devices cgroup agree)."""
+    out = []
+    for job in report.get("jobs", []):
+        want = job["gpus"]
+        seen, usable = job.get("visible"), job.get("usable")
+        if job.get("rc") != 0:
+            status, message = "fail", "srun exited %s: %s" % (job.get("rc"), (job.get("output") or "no output").strip()[:500])
+        elif seen == want and usable == want:
+            status, message = "pass", "the job got %d GPUs and its devices cgroup allowed exactly those" % want
+        else:
+            status, message = "fail", ("the job asked for %d GPUs, CUDA_VISIBLE_DEVICES listed %s and its devices "
+                                       "cgroup allowed %s" % (want, seen, usable))
+        out.append({"check": "slurm_gpu_job", "hosts": [job["host"]], "status": status,
+                    "measured": usable, "expected": want, "unit": "GPUs",
+                    "source": "the GPUs requested (--gres=gpu:%d)" % want, "message": message, "series": []})
+    return out
+
+
+def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> Dict[str, Any]:
+    """The DDP smoke test's job result from rank 0's ``GPUCLUSTER-DDP-RESULT {json}`` line."""
+    base: Dict[str, Any] = {"check": "ddp_smoke", "hosts": list(hosts), "unit": None,
+                            "expected": "loss down, identical weights on every rank",
+                            "source": "gpucluster-ddp-smoke.py", "series": []}
+    lines = [line for line in (stdout or "").splitlines() if line.startswith(DDP_MARKER)]
+    if len(lines) != 1:
+        tail = " ".join(((stderr or "") + " " + (stdout or "")).split())[-600:]
+        return dict(base, status="fail", measured=None,
+                    message="the job printed %d result lines (rc=%s): %s" % (len(lines), rc, tail or "no output"))
+    try:
+        result = json.loads(lines[0][len(DDP_MARKER):])
+    except ValueError as exc:
+        return dict(base, status="fail", measured=None, message="unreadable result line: %s" % exc)
+    status = "pass" if result.get("status") == "pass" and rc == 0 else "fail"
+    def number(key: str) -> float:
+        value = result.get(key)
+        return float("nan") if value is None else float(value)
+
+    measured = "loss %.4g -> %.4g, %d ranks on %s, %s, weights %s" % (
+        number("loss_first"), number("loss_last"), result.get("world_size") or 0,
+        ", ".join(result.get("nodes", [])), result.get("backend"),
+        "identical" if result.get("weights_identical") else (
+            "differ by %s" % result["max_weight_diff"] if result.get("max_weight_diff") is not None else "not compared"))
+    return dict(base, status=status, measured=measured, message=result.get("message") or "",
+                hosts=sorted(result.get("nodes") or hosts, key=natural_key),
+                series=[{"step": p["step"], "loss": p["loss"]} for p in result.get("losses", [])])
+
+
+def summary_lines(doc: Mapping[str, Any]) -> List[str]:
+    """A few lines for the console: the verdict and counts, then each node that did not pass (or
+    had an action) with what failed or warned and the action taken, then the jobs and pairs."""
+    counts = doc["counts"]
+    lines = ["validation %s: %s (pass %d, warn %d, fail %d, skip %d)" % (
+        doc["run"].get("id", ""), doc["verdict"].upper(), counts["pass"], counts["warn"], counts["fail"], counts["skip"])]
+    for node in doc["nodes"]:
+        if node["verdict"] == "pass" and node["action"]["kind"] == "none":
+            continue
+        bad = ["%s: %s" % (c["check"], c["message"]) for c in node["checks"] if c["status"] in ("fail", "warn")]
+        action = node["action"]["kind"]
+        lines.append("%s %s%s%s" % (node["host"], node["verdict"].upper(),
+                                    " [%s]" % action if action != "none" else "",
+                                    (" - " + "; ".join(bad)) if bad else ""))
+    for result in list(doc["pairs"]) + list(doc["jobs"]):
+        lines.append("%s %s %s - %s%s" % (result["check"], ",".join(result["hosts"]), result["status"].upper(),
+                                          result.get("message") or "", " (%s)" % result["note"] if result.get("note") else ""))
+    return lines

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run one Slurm GPU job on each node at once and report, as JSON, what each job saw.
+
+    gpucluster-gpu-jobs [--timeout SECONDS] [--srun srun] NODE=GPUS [NODE=GPUS ...]
+
+Each job asks for the node's GPUs (``srun -w NODE --gres=gpu:GPUS``) and reports how many
+GPUs CUDA_VISIBLE_DEVICES lists and how many /dev/nvidiaN devices its devices cgroup lets it
+open: with Slurm's ConstrainDevices, exactly the GPUs it was given. Installed by gpucluster.core's validation role.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+# The devices cgroup answers EPERM for a GPU the job was not given; any other outcome of open()
+# (success, or ENXIO where no driver is loaded) means the job may use the device.
+PROBE = r"""
+import errno, glob, json, os, re
+usable = 0
+for path in glob.glob('/dev/nvidia[0-9]*'):
+    if re.match(r'^/dev/nvidia[0-9]+$', path):
+        try:
+            os.close(os.open(path, os.O_RDONLY))
+            usable += 1
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EACCES):
+                usable += 1
+visible = [d for d in os.environ.get('CUDA_VISIBLE_DEVICES', '').split(',') if d.strip()]
+print('GPUCLUSTER-GPU-JOB ' + json.dumps({'visible': len(visible), 'usable': usable,
+      'devices': os.environ.get('CUDA_VISIBLE_DEVICES', '')}))
+"""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timeout", type=int, default=300)
+    parser.add_argument("--srun", default="srun")
+    parser.add_argument("nodes", nargs="+", metavar="NODE=GPUS")
+    args = parser.parse_args()
+    jobs = []
+    for spec in args.nodes:
+        node, _, gpus = spec.partition("=")
+        if not node or not gpus.isdigit() or int(gpus) < 1:
+            parser.error("%r is not NODE=GPUS with GPUS >= 1" % spec)
+        argv = [args.srun, "--immediate=60", "--nodes=1", "--ntasks=1", "--nodelist=" + node,
+                "--gres=gpu:%d" % int(gpus), "--time=%d" % max(1, args.timeout // 60),
+                "--job-name=gpucluster-validation", "python3", "-c", PROBE]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        jobs.append((node, int(gpus), proc))
+    deadline = time.time() + args.timeout
+    report = []
+    for node, gpus, proc in jobs:
+        try:
+            output, _ = proc.communicate(timeout=max(1, deadline - time.time()))
+            rc = proc.returncode
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            output, _ = proc.communicate()
+            rc = "timeout after %ds" % args.timeout
+        entry = {"host": node, "gpus": gpus, "rc": rc, "visible": None, "usable": None, "output": output[-2000:]}
+        for line in output.splitlines():
+            if line.startswith("GPUCLUSTER-GPU-JOB "):
+                entry.update(json.loads(line[len("GPUCLUSTER-GPU-JOB "):]))
+        report.append(entry)
+    json.dump({"jobs": report}, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

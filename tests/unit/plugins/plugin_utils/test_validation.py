@@ -1,0 +1,825 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""_validation: Slurm's view of the nodes, expectations, bandwidth judgements, pairing, drain/resume
+actions, the results document, the baseline comparison and the job results.
+
+Inputs are real captures (scontrol show node from Slurm's own documentation, the DeepOps
+``Gres=`` lines, ibstat captures, nvidia-smi XML judged by _health.evaluate) or, where a test
+needs a state the captures do not show, a real capture with one field changed. Tests marked
+
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from ansible_collections.gpucluster.core.plugins.module_utils._health import evaluate, hardware
+from ansible_collections.gpucluster.core.plugins.module_utils._ibstat import parse_ibstat, summarize
+from ansible_collections.gpucluster.core.plugins.module_utils._nvidia_smi import parse_health_xml
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import (
+    DDP_MARKER,
+    NVLINK_GBS,
+    PCIE_X16_GBS,
+    POLICIES,
+    SCHEMA,
+    blame,
+    compare_baseline,
+    ddp_result,
+    document,
+    drained,
+    failing_checks,
+    gpu_jobs,
+    judge,
+    natural_key,
+    nccl_expectation,
+    nic_rate_per_gpu,
+    node_actions,
+    node_expectations,
+    pairs,
+    parse_scontrol_nodes,
+    remix,
+    summary_lines,
+)
+from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import read_fixture
+
+SLURM = "slurm"
+# scontrol show node adev1, from Slurm's Quick Start User Guide (see slurm/SOURCES-scontrol.md)
+QUICKSTART = "slurm-docs-quickstart-scontrol-show-node-down-not-responding.txt"
+# "   Gres=gpu:3g.40gb:8(S:0-1),gpu:2g.20gb:8(S:0-1),gpu:1g.10gb:16(S:0-1)" of a DGX A100 with MIG (DeepOps)
+DEEPOPS_GRES = "dgx-a100-mig-scontrol-show-node-gres.txt"
+PREFIX = "gpucluster-validation:"  # the role's default validation_reason_prefix
+
+IB = "ibstat"
+IB_MIXED = "h100-8x-ndr-ib-cx7-plus-4x-roce-cx6dx-3-ports-down.txt"
+IB_ROCE_DOWN = "h100-12x-roce-ethernet-2-cx7-ports-down.txt"
+IB_ROCE_OK = "h100-12x-roce-ethernet-cx7-400g-cx6dx-100g-all-active.txt"
+IB_A100 = "a100-9x-mlx5gen-vf-mt4126-8-ib-hdr-1-ethernet.txt"
+IB_AZURE = "ibstatus-azure-a100-9x-hdr-200g.txt"
+
+
+def quickstart():
+    return read_fixture(SLURM, QUICKSTART)
+
+
+def node_text(state=None, reason=None, name=None, gres=None):
+    """The real adev1 record, with its State=, Reason= or name changed, or a Gres= line added."""
+    text = quickstart()
+    if state is not None:
+        text = text.replace("State=DOWN*", "State=" + state, 1)
+    if reason is not None:
+        text = text.replace("Reason=Not responding [slurm@06/02-14:01:24]", "Reason=" + reason, 1)
+    if name is not None:
+        text = text.replace("NodeName=adev1", "NodeName=" + name, 1)
+    if gres is not None:
+        first, rest = text.split("\n", 1)
+        text = first + "\n   Gres=" + gres + "\n" + rest
+    return text
+
+
+def ibstat(name):
+    return summarize(parse_ibstat(read_fixture(IB, name)), IB)
+
+
+def smi(directory, name):
+    return parse_health_xml(read_fixture(directory, name))
+
+
+H100 = ("h100-80gb-hbm3-driver580", "nvidia-smi-q.xml")
+T4 = ("nvidia-smi-xml", "tesla-t4-driver515-v11.xml")
+V100 = ("nvidia-smi-xml", "8x-tesla-v100s-pcie-32gb-driver460-v11.xml")
+
+
+# ---------------------------------------------------------------------------
+# parse_scontrol_nodes, drained
+# ---------------------------------------------------------------------------
+
+def test_parse_real_scontrol_show_node():
+    assert parse_scontrol_nodes(quickstart()) == {
+        "adev1": {"state": "DOWN", "flags": [], "reason": "Not responding [slurm@06/02-14:01:24]", "gpus": None},
+    }
+
+
+@pytest.mark.parametrize("state, base, flags, is_drained", [
+    ("DOWN*", "DOWN", [], False),
+    ("IDLE", "IDLE", [], False),
+    ("IDLE+DRAIN", "IDLE", ["DRAIN"], True),
+    ("MIXED+DRAIN", "MIXED", ["DRAIN"], True),
+    ("ALLOCATED+DRAIN", "ALLOCATED", ["DRAIN"], True),
+    ("DOWN+DRAIN+NOT_RESPONDING", "DOWN", ["DRAIN", "NOT_RESPONDING"], True),
+    ("IDLE+DRAIN+MAINTENANCE+RESERVED", "IDLE", ["DRAIN", "MAINTENANCE", "RESERVED"], True),
+    ("IDLE+DRAIN+INVALID_REG", "IDLE", ["DRAIN", "INVALID_REG"], True),
+    ("IDLE+CLOUD+POWERED_DOWN", "IDLE", ["CLOUD", "POWERED_DOWN"], False),
+    ("DOWN+NOT_RESPONDING", "DOWN", ["NOT_RESPONDING"], False),
+    ("DRAINED", "DRAINED", [], True),
+    ("DRAINING", "DRAINING", [], True),
+])
+def test_states(state, base, flags, is_drained):
+    node = parse_scontrol_nodes(node_text(state=state))["adev1"]
+    assert (node["state"], node["flags"]) == (base, flags)
+    assert drained(node) is is_drained
+
+
+@pytest.mark.parametrize("gres, gpus", [
+    # the DGX A100 MIG node's Gres (DeepOps' scontrol show node | grep Gres)
+    ("gpu:3g.40gb:8(S:0-1),gpu:2g.20gb:8(S:0-1),gpu:1g.10gb:16(S:0-1)", 32),
+    # its slurm.conf NodeName lines (DeepOps: generated, then edited for MIG)
+    ("gpu:8", 8),
+    ("gpu:3g.40gb:8,gpu:2g.20gb:8,gpu:1g.10gb:16", 32),
+    ("(null)", None),
+])
+def test_gres_gpu_count(gres, gpus):
+    assert parse_scontrol_nodes(node_text(gres=gres))["adev1"]["gpus"] == gpus
+
+
+def test_real_gres_line_inside_a_node():
+    gres_line = read_fixture(SLURM, DEEPOPS_GRES)
+    first, rest = quickstart().split("\n", 1)
+    nodes = parse_scontrol_nodes(first + "\n" + gres_line + rest)
+    assert nodes["adev1"]["gpus"] == 32
+
+
+@pytest.mark.parametrize("reason, want", [
+    # a reason keeps its blanks, colons and equals signs whole; the State= in it is not the node's
+    ("gpucluster-validation: xid,hca_ports [root@06/02-14:01:24]", "gpucluster-validation: xid,hca_ports [root@06/02-14:01:24]"),
+    ("NHC: check_fs_mount: /scratch State=ro [root@06/02-14:01:24]", "NHC: check_fs_mount: /scratch State=ro [root@06/02-14:01:24]"),
+    ("", None),
+])
+def test_reason_line(reason, want):
+    node = parse_scontrol_nodes(node_text(reason=reason))["adev1"]
+    assert node["reason"] == want
+    assert node["state"] == "DOWN"
+
+
+def test_several_nodes():
+    text = (node_text(state="IDLE+DRAIN", reason="Kill task failed [root@2024-08-08T19:12:57]") + "\n"
+            + node_text(name="adev2", state="MIXED", gres="gpu:8") + "\n\n"
+            + node_text(name="adev10"))
+    assert parse_scontrol_nodes(text) == {
+        "adev1": {"state": "IDLE", "flags": ["DRAIN"], "reason": "Kill task failed [root@2024-08-08T19:12:57]",
+                  "gpus": None},
+        "adev2": {"state": "MIXED", "flags": [], "reason": "Not responding [slurm@06/02-14:01:24]", "gpus": 8},
+        "adev10": {"state": "DOWN", "flags": [], "reason": "Not responding [slurm@06/02-14:01:24]", "gpus": None},
+    }
+
+
+@pytest.mark.parametrize("text, message", [
+    (read_fixture(SLURM, DEEPOPS_GRES),
+     "scontrol show node: line 1 comes before any NodeName= line: "
+     "Gres=gpu:3g.40gb:8(S:0-1),gpu:2g.20gb:8(S:0-1),gpu:1g.10gb:16(S:0-1)"),
+    ("\n\n" + quickstart().split("\n", 1)[1],
+     "scontrol show node: line 3 comes before any NodeName= line: RealMemory=4000 TmpDisk=0"),
+    (quickstart().replace("State=DOWN* ", ""), "scontrol show node: node adev1 has no State= field"),
+])
+def test_parse_errors(text, message):
+    with pytest.raises(RuleError) as exc:
+        parse_scontrol_nodes(text)
+    assert str(exc.value) == message
+
+
+def test_parse_empty():
+    assert parse_scontrol_nodes("") == {}
+    assert parse_scontrol_nodes("\n\n") == {}
+
+
+@pytest.mark.parametrize("names, ordered", [
+    (["gpu10", "gpu9", "gpu1"], ["gpu1", "gpu9", "gpu10"]),
+    (["dgx-a100-12", "dgx-a100-2", "cpu-1"], ["cpu-1", "dgx-a100-2", "dgx-a100-12"]),
+])
+def test_natural_key(names, ordered):
+    assert sorted(names, key=natural_key) == ordered
+
+
+# ---------------------------------------------------------------------------
+# node_expectations
+# ---------------------------------------------------------------------------
+
+def baseline_node(capture, expected=None, host="gpu1"):
+    """A node of a burn-in document: its passive results on a real capture."""
+    return document({}, {host: evaluate({"nvidia_smi": smi(*capture)}, expected or {})}, [], [], {})["nodes"][0]
+
+
+SLURM_8 = {"state": "IDLE", "flags": [], "reason": None, "gpus": 8}
+SLURM_NONE = {"state": "IDLE", "flags": [], "reason": None, "gpus": None}
+
+GPU_COUNT_CASES = [
+    ({"validation_gpu_count": 4}, SLURM_8, None, True, {"value": 4, "source": "validation_gpu_count"}),
+    ({"validation_gpu_count": 0}, SLURM_8, None, True, {"value": 8, "source": "Slurm's node definition (gres/gpu=8)"}),
+    ({"slurm_gres_expected_gpus": 4}, SLURM_8, None, True,
+     {"value": 8, "source": "Slurm's node definition (gres/gpu=8)"}),
+    ({"slurm_gres_expected_gpus": 4}, SLURM_NONE, None, True, {"value": 4, "source": "slurm_gres_expected_gpus"}),
+    ({}, None, baseline_node(V100), True, {"value": 8, "source": "the burn-in baseline"}),
+    ({}, SLURM_NONE, None, True, None),
+    ({"validation_gpu_count": 8}, SLURM_8, None, False, {"value": 0, "source": "not a GPU node (gpucluster_gpu_nodes)"}),
+]
+
+
+@pytest.mark.parametrize("settings, slurm_node, base, gpu_node, want", GPU_COUNT_CASES)
+def test_gpu_count_precedence(settings, slurm_node, base, gpu_node, want):
+    assert node_expectations(settings, slurm_node, base, gpu_node).get("gpu_count") == want
+
+
+@pytest.mark.parametrize("settings, base, want", [
+    ({"validation_gpu_model": "H100"}, baseline_node(V100), {"value": "H100", "source": "validation_gpu_model"}),
+    # a burn-in that pinned the model recorded the GPUs' names
+    ({}, baseline_node(H100, {"gpu_model": {"value": "H100", "source": "validation_gpu_model"}}),
+     {"value": "NVIDIA H100 80GB HBM3", "source": "the burn-in baseline"}),
+    ({}, None, None),
+])
+def test_gpu_model(settings, base, want):
+    assert node_expectations(settings, None, base, True).get("gpu_model") == want
+
+
+def test_gpu_model_from_a_burn_in_without_model_pin():
+    base = baseline_node(H100)
+    assert node_expectations({"validation_gpu_model": ""}, None, base, True).get("gpu_model") == {
+        "value": "NVIDIA H100 80GB HBM3", "source": "the burn-in baseline"}
+
+
+@pytest.mark.parametrize("settings, driver, cuda", [
+    ({"validation_driver_version": "580.159.04", "nvidia_driver_version": "570.172.08", "nvidia_driver_branch": 570,
+      "validation_cuda_version": "13.0", "cuda_default_toolkit": "12.8"},
+     {"value": "580.159.04", "source": "validation_driver_version"}, {"value": "13.0", "source": "validation_cuda_version"}),
+    ({"validation_driver_version": "", "nvidia_driver_version": "570.172.08", "nvidia_driver_branch": 570,
+      "validation_cuda_version": "", "cuda_default_toolkit": "12.8"},
+     {"value": "570.172.08", "source": "nvidia_driver_version"}, {"value": "12.8", "source": "cuda_default_toolkit"}),
+    ({"nvidia_driver_branch": 570}, {"value": "570", "source": "nvidia_driver_branch"}, None),
+    ({}, None, None),
+])
+def test_pins(settings, driver, cuda):
+    expected = node_expectations(settings, None, None, True)
+    assert (expected.get("driver_version"), expected.get("cuda_version")) == (driver, cuda)
+
+
+@pytest.mark.parametrize("hca, want", [
+    ({"rate_gbps": 400}, {"rate_gbps": 400, "source": "validation_hca.rate_gbps"}),
+    ({"rate_gbps": 0, "link_layers": ["Ethernet"]},
+     {"rate_gbps": 0, "link_layers": ["Ethernet"], "source": "the fastest active port of the same adapter model"}),
+    ({"rate_gbps": 200, "source": "HDR rails"}, {"rate_gbps": 200, "source": "HDR rails"}),
+    ({}, None),
+])
+def test_hca(hca, want):
+    assert node_expectations({"validation_hca": hca}, None, None, True).get("hca") == want
+
+
+def test_whole_expectation():
+    settings = {
+        "validation_gpu_count": 0, "validation_gpu_model": "H100", "validation_driver_version": "",
+        "nvidia_driver_version": "580.159.04", "cuda_default_toolkit": "13.0",
+        "validation_hca": {"rate_gbps": 400, "ignore": ["mlx5_1"]},
+        "validation_mounts": [{"path": "/nfs", "fstype": "nfs4", "source": "ignored"}],
+        "validation_services": ["munge", "slurmd", "docker"],
+        "validation_xid_codes": ["79", 48], "validation_severity": {"persistence_mode": "fail"},
+    }
+    assert node_expectations(settings, SLURM_8, None, True) == {
+        "gpu_count": {"value": 8, "source": "Slurm's node definition (gres/gpu=8)"},
+        "gpu_model": {"value": "H100", "source": "validation_gpu_model"},
+        "driver_version": {"value": "580.159.04", "source": "nvidia_driver_version"},
+        "cuda_version": {"value": "13.0", "source": "cuda_default_toolkit"},
+        "hca": {"rate_gbps": 400, "ignore": ["mlx5_1"], "source": "validation_hca.rate_gbps"},
+        "mounts": [{"path": "/nfs", "fstype": "nfs4", "source": "validation_mounts"}],
+        "services": ["munge", "slurmd", "docker"],
+        "xid_codes": [79, 48],
+        "severity": {"persistence_mode": "fail"},
+    }
+
+
+def test_expectation_judges_a_real_node():
+    """What node_expectations builds is what evaluate takes: the 8x V100 node against Slurm's gres/gpu=8."""
+    expected = node_expectations({"validation_gpu_model": "V100S", "nvidia_driver_branch": 460}, SLURM_8, None, True)
+    results = {r["check"]: r for r in evaluate({"nvidia_smi": smi(*V100)}, expected)}
+    assert [(c, results[c]["status"], results[c]["source"]) for c in ("gpu_count", "gpu_model", "driver_version")] == [
+        ("gpu_count", "pass", "Slurm's node definition (gres/gpu=8)"),
+        ("gpu_model", "pass", "validation_gpu_model"),
+        ("driver_version", "pass", "nvidia_driver_branch"),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Bandwidth expectations
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, gpus, layers, want", [
+    (IB_MIXED, 8, ("InfiniBand", "Ethernet"), 400.0),
+    (IB_MIXED, 8, ("InfiniBand",), 400.0),
+    (IB_MIXED, 4, ("InfiniBand",), 400.0),  # at most one port per GPU
+    (IB_MIXED, 8, ("Ethernet",), 12.5),  # the one active CX-6 Dx port: 100 / 8
+    (IB_ROCE_OK, 8, ("InfiniBand", "Ethernet"), 400.0),
+    (IB_ROCE_OK, 8, ("InfiniBand",), None),  # RoCE only
+    (IB_A100, 8, ("InfiniBand", "Ethernet"), 200.0),
+    (IB_AZURE, 8, ("InfiniBand", "Ethernet"), 200.0),
+    (IB_AZURE, 8, ("Ethernet",), 5.0),  # the 40G accelerated-networking port
+    (IB_AZURE, 0, ("InfiniBand",), None),
+])
+def test_nic_rate_per_gpu(name, gpus, layers, want):
+    assert nic_rate_per_gpu(ibstat(name), gpus, layers) == want
+
+
+def test_nic_rate_per_gpu_without_ibstat():
+    assert nic_rate_per_gpu(None, 8) is None
+    assert nic_rate_per_gpu({}, 8) is None
+    assert nic_rate_per_gpu({"cas": []}, 8) is None
+
+
+def test_nic_rate_per_gpu_counts_only_the_adapter_model_with_most_ports():
+    # 6 active CX-7 (MT4129) rails at 400G + 4 CX-6 Dx (MT4125) at 100G, 8 GPUs: 6 x 400 / 8
+    assert nic_rate_per_gpu(ibstat(IB_ROCE_DOWN), 8) == 300.0
+
+
+@pytest.mark.parametrize("scope, fraction, kwargs, want", [
+    ("inter", 0.9, {"nic_gbps_per_gpu": 400.0},
+     {"value": 45.0, "unit": "GB/s", "source": "0.90 x 400 Gb/s NIC line rate per GPU (ibstat)"}),
+    ("inter", 0.9, {"nic_gbps_per_gpu": 200.0},
+     {"value": 22.5, "unit": "GB/s", "source": "0.90 x 200 Gb/s NIC line rate per GPU (ibstat)"}),
+    ("inter", 0.9, {"nic_gbps_per_gpu": None}, None),
+    ("inter", 0.9, {"nic_gbps_per_gpu": 0}, None),
+    ("intra", 0.7, {"architecture": "Hopper", "nvlink": True},
+     {"value": 315.0, "unit": "GB/s", "source": "0.70 x 450 GB/s Hopper NVLink per GPU"}),
+    ("intra", 0.7, {"architecture": "Ampere", "nvlink": True},
+     {"value": 210.0, "unit": "GB/s", "source": "0.70 x 300 GB/s Ampere NVLink per GPU"}),
+    ("intra", 0.7, {"architecture": "Volta", "nvlink": True},
+     {"value": 105.0, "unit": "GB/s", "source": "0.70 x 150 GB/s Volta NVLink per GPU"}),
+    ("intra", 0.7, {"architecture": "Blackwell", "nvlink": True},
+     {"value": 630.0, "unit": "GB/s", "source": "0.70 x 900 GB/s Blackwell NVLink per GPU"}),
+    # no NVLink: the PCIe x16 link of the generation
+    ("intra", 0.7, {"architecture": "Hopper", "nvlink": False, "pcie_gen": 5},
+     {"value": 44.1, "unit": "GB/s", "source": "0.70 x 63 GB/s PCIe gen5 x16"}),
+    ("intra", 0.7, {"architecture": "Ada Lovelace", "nvlink": True, "pcie_gen": 4},
+     {"value": 22.05, "unit": "GB/s", "source": "0.70 x 31.5 GB/s PCIe gen4 x16"}),
+    ("intra", 0.5, {"pcie_gen": 3}, {"value": 7.88, "unit": "GB/s", "source": "0.50 x 15.75 GB/s PCIe gen3 x16"}),
+    ("intra", 0.7, {"pcie_gen": 2}, None),
+    ("intra", 0.7, {}, None),
+])
+def test_nccl_expectation(scope, fraction, kwargs, want):
+    assert nccl_expectation(scope, fraction, **kwargs) == want
+
+
+def test_bandwidth_tables():
+    assert NVLINK_GBS == {"Volta": 150.0, "Ampere": 300.0, "Hopper": 450.0, "Blackwell": 900.0}
+    assert PCIE_X16_GBS == {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
+
+
+@pytest.mark.parametrize("capture, ib, want", [
+    # the single H100 in a VM (no NVLink): PCIe gen5 within the node
+    (H100, None, ("intra", {"value": 44.1, "unit": "GB/s", "source": "0.70 x 63 GB/s PCIe gen5 x16"})),
+    # the 8x V100S PCIe (v11 schema: no architecture reported): PCIe gen3
+    (V100, None, ("intra", {"value": 11.02, "unit": "GB/s", "source": "0.70 x 15.75 GB/s PCIe gen3 x16"})),
+])
+def test_expectations_from_real_hardware(capture, ib, want):
+    hw = hardware({"nvidia_smi": smi(*capture), "ibstat": ib})
+    assert nccl_expectation("intra", 0.7, architecture=hw["architecture"], pcie_gen=hw["pcie_max_gen"]) == want[1]
+
+
+def test_inter_node_expectation_from_a_real_node():
+    rate = nic_rate_per_gpu(ibstat(IB_MIXED), 8)
+    assert nccl_expectation("inter", 0.9, nic_gbps_per_gpu=rate) == {
+        "value": 45.0, "unit": "GB/s", "source": "0.90 x 400 Gb/s NIC line rate per GPU (ibstat)"}
+
+
+# ---------------------------------------------------------------------------
+# judge
+# ---------------------------------------------------------------------------
+
+NCCL_45 = {"value": 45.0, "unit": "GB/s", "source": "0.90 x 400 Gb/s NIC line rate per GPU (ibstat)"}
+SERIES = [{"size_bytes": 8, "value": 0.0}, {"size_bytes": 8589934592, "value": 46.21}]
+
+
+def judged(check, hosts, measured, expected, status, message, **extra):
+    out = {
+        "check": check, "hosts": hosts, "measured": measured,
+        "expected": expected["value"] if expected else None, "unit": expected["unit"] if expected else None,
+        "source": expected["source"] if expected else None, "recorded": False, "series": [], "note": None,
+        "status": status, "message": message,
+    }
+    out.update(extra)
+    return out
+
+
+@pytest.mark.parametrize("args, kwargs, want", [
+    (("nccl_all_reduce", ["gpu1", "gpu2"], 46.21, NCCL_45), {"series": SERIES},
+     judged("nccl_all_reduce", ["gpu1", "gpu2"], 46.21, NCCL_45, "pass", "46.21 GB/s measured, >= 45 expected",
+            series=SERIES)),
+    (("nccl_all_reduce", ("gpu1", "gpu2"), 30.5, NCCL_45), {},
+     judged("nccl_all_reduce", ["gpu1", "gpu2"], 30.5, NCCL_45, "fail", "30.5 GB/s measured, >= 45 expected")),
+    (("nccl_all_reduce", ["gpu1", "gpu2"], 45.0, NCCL_45), {},
+     judged("nccl_all_reduce", ["gpu1", "gpu2"], 45.0, NCCL_45, "pass", "45 GB/s measured, >= 45 expected")),
+    (("nccl_all_reduce", ["gpu1", "gpu2"], 0.0, NCCL_45), {},
+     judged("nccl_all_reduce", ["gpu1", "gpu2"], 0.0, NCCL_45, "fail", "0 GB/s measured, >= 45 expected")),
+    (("ib_write_lat", ["gpu1", "gpu2"], 2.1, {"value": 3.0, "unit": "usec", "source": "site limit"}),
+     {"higher_is_better": False},
+     judged("ib_write_lat", ["gpu1", "gpu2"], 2.1, {"value": 3.0, "unit": "usec", "source": "site limit"}, "pass",
+            "2.1 usec measured, <= 3 expected")),
+    (("nccl_all_reduce", ["gpu1", "gpu2"], 46.21, None), {},
+     judged("nccl_all_reduce", ["gpu1", "gpu2"], 46.21, None, "warn",
+            "nccl_all_reduce: 46.21 measured, nothing to compare with")),
+    (("nccl_all_reduce", ["gpu1", "gpu2"], None, NCCL_45), {},
+     judged("nccl_all_reduce", ["gpu1", "gpu2"], None, NCCL_45, "fail", "no result")),
+    (("nccl_all_reduce", ["gpu1", "gpu2"], 46.21, NCCL_45), {"errors": "3 wrong results (#wrong)"},
+     judged("nccl_all_reduce", ["gpu1", "gpu2"], 46.21, NCCL_45, "fail", "3 wrong results (#wrong)")),
+    (("ib_write_bw", ["gpu1", "gpu2"], 361.2, {"value": 360.0, "unit": "Gb/s", "source": "0.90 x 400 Gb/s port rate (ibstat)"}),
+     {"recorded": "/srv/validation/ib_write_bw.txt"},
+     judged("ib_write_bw", ["gpu1", "gpu2"], 361.2,
+            {"value": 360.0, "unit": "Gb/s", "source": "0.90 x 400 Gb/s port rate (ibstat)"}, "pass",
+            "361.2 Gb/s measured, >= 360 expected", recorded=True,
+            note="no fabric here: judged on the recorded output /srv/validation/ib_write_bw.txt, not on these nodes")),
+])
+def test_judge(args, kwargs, want):
+    assert judge(*args, **kwargs) == want
+
+
+# ---------------------------------------------------------------------------
+# pairs, remix, blame
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("hosts, want", [
+    ([], []),
+    (["gpu1"], []),
+    (["gpu2", "gpu1"], [["gpu1", "gpu2"]]),
+    (["gpu10", "gpu2", "gpu1"], [["gpu1", "gpu2"], ["gpu10", "gpu1"]]),
+    (["gpu4", "gpu3", "gpu10", "gpu9"], [["gpu3", "gpu4"], ["gpu9", "gpu10"]]),
+    (["n%d" % i for i in range(1, 6)], [["n1", "n2"], ["n3", "n4"], ["n5", "n1"]]),
+])
+def test_pairs(hosts, want):
+    assert pairs(hosts) == want
+
+
+def result(hosts, status):
+    return {"check": "nccl_all_reduce", "hosts": hosts, "status": status}
+
+
+@pytest.mark.parametrize("first, want", [
+    ([result(["n1", "n2"], "pass"), result(["n3", "n4"], "fail"), result(["n5", "n6"], "pass")],
+     [["n3", "n1"], ["n4", "n2"]]),
+    # more slow nodes than helpers: as many as there are helpers
+    ([result(["n1", "n2"], "fail"), result(["n3", "n4"], "fail"), result(["n5", "n6"], "pass")],
+     [["n1", "n5"], ["n2", "n6"]]),
+    ([result(["n1", "n2"], "fail")], []),
+    ([result(["n1", "n2"], "pass")], []),
+    # a warn (nothing to compare with) is neither slow nor a helper
+    ([result(["n1", "n2"], "warn"), result(["n3", "n4"], "fail")], []),
+])
+def test_remix(first, want):
+    assert remix(first) == want
+
+
+@pytest.mark.parametrize("second, want", [
+    ([result(["n3", "n1"], "fail"), result(["n4", "n2"], "pass")],
+     {"n3": "slow with n4 and again with another node"}),
+    ([result(["n3", "n1"], "pass"), result(["n4", "n2"], "pass")],
+     {"n3": "slow only together with n4: the path between them (cable, switch port)",
+      "n4": "slow only together with n3: the path between them (cable, switch port)"}),
+    ([result(["n3", "n1"], "fail"), result(["n4", "n2"], "fail")],
+     {"n3": "slow with n4 and again with another node", "n4": "slow with n3 and again with another node"}),
+    # not re-tested (no helper was left): no blame
+    ([result(["n3", "n1"], "pass")], {}),
+    ([], {}),
+])
+def test_blame(second, want):
+    first = [result(["n1", "n2"], "pass"), result(["n3", "n4"], "fail")]
+    assert blame(first, second) == want
+
+
+def test_fabric_rounds_end_to_end():
+    """Round one over natural pairs, round two over remix's pairs, blame the node slow twice."""
+    hosts = ["gpu%d" % i for i in range(1, 7)]
+    measured_1 = {("gpu1", "gpu2"): 46.2, ("gpu3", "gpu4"): 21.7, ("gpu5", "gpu6"): 45.9}
+    first = [judge("nccl_all_reduce", p, measured_1[tuple(p)], NCCL_45) for p in pairs(hosts)]
+    assert [r["status"] for r in first] == ["pass", "fail", "pass"]
+    second_pairs = remix(first)
+    assert second_pairs == [["gpu3", "gpu1"], ["gpu4", "gpu2"]]
+    measured_2 = {("gpu3", "gpu1"): 22.0, ("gpu4", "gpu2"): 45.8}
+    second = [judge("nccl_all_reduce", p, measured_2[tuple(p)], NCCL_45) for p in second_pairs]
+    assert blame(first, second) == {"gpu3": "slow with gpu4 and again with another node"}
+
+
+# ---------------------------------------------------------------------------
+# node_actions
+# ---------------------------------------------------------------------------
+
+def slurm_view():
+    """Four real-format nodes: adev1 idle; adev2 drained by this validation; adev3 drained by an
+    admin; adev4 down (not responding, not drained)."""
+    text = "\n".join([
+        node_text(name="adev1", state="IDLE", reason=""),
+        node_text(name="adev2", state="IDLE+DRAIN", reason="gpucluster-validation: xid [root@06/02-14:01:24]"),
+        node_text(name="adev3", state="IDLE+DRAIN", reason="Kill task failed [root@2024-08-08T19:12:57]"),
+        node_text(name="adev4"),
+    ])
+    return parse_scontrol_nodes(text)
+
+
+ACTIONS = [
+    ("adev1", "fail", ["xid", "hca_ports"], "drain", {"kind": "drained", "reason": "gpucluster-validation: xid,hca_ports"}),
+    ("adev1", "fail", ["xid", "hca_ports"], "drain-and-stop",
+     {"kind": "drained", "reason": "gpucluster-validation: xid,hca_ports"}),
+    ("adev1", "fail", ["xid"], "report", {"kind": "would drain (report only)", "reason": "gpucluster-validation: xid"}),
+    ("adev1", "fail", [], "drain", {"kind": "drained", "reason": "gpucluster-validation: unknown"}),
+    ("adev1", "pass", [], "drain", {"kind": "none", "reason": None}),
+    ("adev1", "warn", [], "drain", {"kind": "none", "reason": None}),
+    # drained by us for the same checks: nothing to do
+    ("adev2", "fail", ["xid"], "drain", {"kind": "none", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"}),
+    # drained by us for other checks: drained again with the new reason
+    ("adev2", "fail", ["gpu_count"], "drain", {"kind": "drained", "reason": "gpucluster-validation: gpu_count"}),
+    ("adev2", "pass", [], "drain", {"kind": "resumed", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"}),
+    ("adev2", "warn", [], "drain-and-stop",
+     {"kind": "resumed", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"}),
+    ("adev2", "pass", [], "report",
+     {"kind": "would resume (report only)", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"}),
+    # an admin's drain is never touched
+    ("adev3", "fail", ["xid"], "drain", {"kind": "kept drained (admin)", "reason": "Kill task failed [root@2024-08-08T19:12:57]"}),
+    ("adev3", "pass", [], "drain", {"kind": "kept drained (admin)", "reason": "Kill task failed [root@2024-08-08T19:12:57]"}),
+    ("adev4", "fail", ["gpu_count"], "drain", {"kind": "drained", "reason": "gpucluster-validation: gpu_count"}),
+    ("adev4", "pass", [], "drain", {"kind": "none", "reason": None}),
+    # not in Slurm
+    ("gpu9", "fail", ["xid"], "drain", {"kind": "none", "reason": None}),
+]
+
+
+@pytest.mark.parametrize("host, verdict, failing, policy, want", ACTIONS)
+def test_node_actions(host, verdict, failing, policy, want):
+    assert node_actions({host: verdict}, {host: failing}, slurm_view(), policy, PREFIX) == {host: want}
+
+
+def test_node_actions_bad_policy():
+    with pytest.raises(RuleError) as exc:
+        node_actions({}, {}, {}, "drain-all", PREFIX)
+    assert str(exc.value) == "validation_policy: 'drain-all' is not one of report, drain, drain-and-stop"
+    assert POLICIES == ("report", "drain", "drain-and-stop")
+
+
+# ---------------------------------------------------------------------------
+# document, compare_baseline, summary_lines
+# ---------------------------------------------------------------------------
+
+RUN = {"id": "20261124T1012", "baseline": "baseline.json"}
+GPU_REPORT = {"jobs": [
+    {"host": "gpu1", "gpus": 1, "rc": 0, "visible": 1, "usable": 1, "devices": "0",
+     "output": 'GPUCLUSTER-GPU-JOB {"visible": 1, "usable": 1, "devices": "0"}\n'},
+    {"host": "gpu2", "gpus": 1, "rc": 1, "visible": None, "usable": None,
+     "output": "srun: error: Unable to allocate resources: Requested node configuration is not available\n"},
+]}
+
+
+def run_document(nccl=40.1):
+    """gpu1: the healthy H100; gpu2: the T4 (x8 link); a slow pair; a recorded ib_write_bw; the GPU jobs."""
+    nodes = {
+        "gpu2": evaluate({"nvidia_smi": smi(*T4)}, {}),
+        "gpu1": evaluate({"nvidia_smi": smi(*H100)}, {"gpu_count": {"value": 1, "source": "validation_gpu_count"}}),
+    }
+    pair_results = [
+        judge("nccl_all_reduce", ["gpu1", "gpu2"], nccl, NCCL_45),
+        judge("ib_write_bw", ["gpu1", "gpu2"], 361.2,
+              {"value": 360.0, "unit": "Gb/s", "source": "0.90 x 400 Gb/s port rate (ibstat)"},
+              recorded="/srv/validation/ib_write_bw.txt"),
+    ]
+    actions = {"gpu2": {"kind": "drained", "reason": "gpucluster-validation: pcie_link,nccl_all_reduce,slurm_gpu_job"}}
+    return document(RUN, nodes, pair_results, gpu_jobs(GPU_REPORT), actions)
+
+
+def test_document():
+    doc = run_document()
+    assert doc["schema"] == SCHEMA == "gpucluster.core/validation-result/v1"
+    assert doc["run"] == RUN
+    assert doc["verdict"] == "fail"
+    # gpu1: 7 pass + 8 skip passive, nccl fail, GPU job pass; gpu2: 5 pass, 1 warn, 1 fail, 8 skip passive,
+    # nccl fail, GPU job fail; the recorded ib_write_bw counted once
+    assert doc["counts"] == {"pass": 14, "warn": 1, "fail": 4, "skip": 16}
+    assert [n["host"] for n in doc["nodes"]] == ["gpu1", "gpu2"]
+    gpu1, gpu2 = doc["nodes"]
+    assert (gpu1["verdict"], gpu1["action"]) == ("fail", {"kind": "none", "reason": None})
+    assert (gpu2["verdict"], gpu2["action"]["kind"]) == ("fail", "drained")
+    assert [c["check"] for c in gpu1["checks"][15:]] == ["nccl_all_reduce", "slurm_gpu_job"]
+    assert gpu1["checks"][15] == {
+        "check": "nccl_all_reduce", "kind": "active", "status": "fail", "measured": 40.1, "expected": 45.0,
+        "unit": "GB/s", "source": "0.90 x 400 Gb/s NIC line rate per GPU (ibstat)",
+        "message": "40.1 GB/s measured, >= 45 expected", "baseline": None,
+    }
+    assert failing_checks(gpu2["checks"]) == ["pcie_link", "nccl_all_reduce", "slurm_gpu_job"]
+    assert [p["check"] for p in doc["pairs"]] == ["nccl_all_reduce", "ib_write_bw"]
+    assert [j["hosts"] for j in doc["jobs"]] == [["gpu1"], ["gpu2"]]
+    json.dumps(doc)  # the document is JSON
+
+
+def test_document_counts_recorded_results_once_and_keeps_them_out_of_verdicts():
+    nodes = {"gpu1": evaluate({"nvidia_smi": smi(*H100)}, {})}
+    recorded = judge("nccl_all_reduce", ["gpu1", "gpu2"], 12.0, NCCL_45, recorded="/srv/nccl.txt")
+    doc = document(RUN, nodes, [recorded], [], {})
+    assert doc["nodes"][0]["verdict"] == "pass"
+    assert len(doc["nodes"][0]["checks"]) == 15
+    assert doc["verdict"] == "pass"
+    assert doc["counts"]["fail"] == 1
+
+
+def test_document_of_nothing():
+    assert document({"id": "x"}, {}, [], [], {}) == {
+        "schema": SCHEMA, "run": {"id": "x"}, "verdict": "pass",
+        "counts": {"pass": 0, "warn": 0, "fail": 0, "skip": 0}, "nodes": [], "pairs": [], "jobs": [],
+    }
+
+
+def test_compare_baseline_flags_a_slower_node():
+    baseline = run_document(nccl=46.2)
+    doc = compare_baseline(run_document(nccl=40.1), baseline, 0.1)
+    gpu1, gpu2 = doc["nodes"]
+    assert gpu1["checks"][15]["baseline"] == 46.2
+    assert gpu1["checks"][16]["baseline"] == 1  # slurm_gpu_job: usable GPUs
+    assert gpu1["checks"][-1] == {
+        "check": "baseline", "kind": "active", "status": "warn", "measured": 1, "expected": 0, "unit": None,
+        "source": "burn-in baseline baseline.json, tolerance 0.1",
+        "message": "slower than its baseline: nccl_all_reduce 40.1 < 46.2 (baseline)", "baseline": None,
+    }
+    # gpu2's GPU job had no numeric result in either run: only the pair is compared
+    assert gpu2["checks"][-1]["message"] == "slower than its baseline: nccl_all_reduce 40.1 < 46.2 (baseline)"
+    assert doc["counts"] == {"pass": 14, "warn": 3, "fail": 4, "skip": 16}
+    assert doc["verdict"] == "fail"
+
+
+def test_compare_baseline_within_tolerance():
+    doc = compare_baseline(run_document(nccl=42.0), run_document(nccl=46.2), 0.1)
+    gpu1 = doc["nodes"][0]
+    assert gpu1["checks"][-1]["status"] == "pass"
+    assert gpu1["checks"][-1]["message"] == "2 results within 0.1 of the baseline"
+    assert doc["nodes"][1]["checks"][-1]["message"] == "1 results within 0.1 of the baseline"
+
+
+def test_compare_baseline_upgrades_a_passing_node_to_warn():
+    nodes = {"gpu1": evaluate({"nvidia_smi": smi(*H100)}, {})}
+    baseline = document(RUN, nodes, [judge("nccl_all_reduce", ["gpu1", "gpu2"], 46.2, NCCL_45)], [], {})
+    doc = document(RUN, nodes, [judge("nccl_all_reduce", ["gpu1", "gpu2"], 45.5, NCCL_45)], [], {})
+    assert doc["verdict"] == "pass"
+    doc = compare_baseline(doc, baseline, 0.01)
+    assert (doc["nodes"][0]["verdict"], doc["verdict"]) == ("warn", "warn")
+
+
+def test_compare_baseline_uses_the_lowest_baseline_value():
+    nodes = {"gpu1": evaluate({"nvidia_smi": smi(*H100)}, {})}
+    baseline = document(RUN, nodes, [judge("nccl_all_reduce", ["gpu1", "gpu2"], 46.2, NCCL_45),
+                                     judge("nccl_all_reduce", ["gpu3", "gpu1"], 44.0, NCCL_45)], [], {})
+    doc = compare_baseline(document(RUN, nodes, [judge("nccl_all_reduce", ["gpu1", "gpu2"], 40.0, NCCL_45)], [], {}),
+                           baseline, 0.1)
+    assert doc["nodes"][0]["checks"][15]["baseline"] == 44.0
+    assert doc["nodes"][0]["checks"][-1]["message"] == "1 results within 0.1 of the baseline"
+
+
+def test_compare_baseline_without_baseline_or_with_the_wrong_schema():
+    doc = run_document()
+    assert compare_baseline(doc, None, 0.1) is doc
+    assert compare_baseline(doc, {}, 0.1) is doc
+    with pytest.raises(RuleError) as exc:
+        compare_baseline(run_document(), {"schema": "gpucluster.core/validation-result/v0", "nodes": []}, 0.1)
+    assert str(exc.value) == ("validation baseline: schema is 'gpucluster.core/validation-result/v0', "
+                              "expected gpucluster.core/validation-result/v1")
+
+
+def test_compare_baseline_node_not_in_baseline():
+    baseline = document(RUN, {}, [], [], {})
+    doc = compare_baseline(run_document(), baseline, 0.1)
+    assert [c["check"] for c in doc["nodes"][0]["checks"]][-1] == "slurm_gpu_job"
+    assert doc["counts"] == run_document()["counts"]
+
+
+def test_summary_lines():
+    lines = summary_lines(run_document())
+    assert lines[0] == "validation 20261124T1012: FAIL (pass 14, warn 1, fail 4, skip 16)"
+    assert lines[1] == "gpu1 FAIL - nccl_all_reduce: 40.1 GB/s measured, >= 45 expected"
+    assert lines[2] == (
+        "gpu2 FAIL [drained] - persistence_mode: persistence mode off on GPU0 (00000000:00:1E.0) and "
+        "nvidia-persistenced is not running; pcie_link: PCIe link narrower than the device's maximum on GPU0 "
+        "(00000000:00:1E.0): x8 of x16; nccl_all_reduce: 40.1 GB/s measured, >= 45 expected; slurm_gpu_job: srun "
+        "exited 1: srun: error: Unable to allocate resources: Requested node configuration is not available")
+    assert lines[3:] == [
+        "nccl_all_reduce gpu1,gpu2 FAIL - 40.1 GB/s measured, >= 45 expected",
+        "ib_write_bw gpu1,gpu2 PASS - 361.2 Gb/s measured, >= 360 expected (no fabric here: judged on the recorded "
+        "output /srv/validation/ib_write_bw.txt, not on these nodes)",
+        "slurm_gpu_job gpu1 PASS - the job got 1 GPUs and its devices cgroup allowed exactly those",
+        "slurm_gpu_job gpu2 FAIL - srun exited 1: srun: error: Unable to allocate resources: Requested node "
+        "configuration is not available",
+    ]
+
+
+def test_summary_lines_leave_out_passing_nodes():
+    nodes = {"gpu1": evaluate({"nvidia_smi": smi(*H100)}, {}), "gpu2": evaluate({"nvidia_smi": smi(*T4)}, {})}
+    lines = summary_lines(document(RUN, nodes, [], [], {}))
+    assert not any(line.startswith("gpu1 ") for line in lines)
+
+
+# ---------------------------------------------------------------------------
+# gpu_jobs, ddp_result
+# ---------------------------------------------------------------------------
+
+def job_result(host, status, measured, want, message):
+    return {"check": "slurm_gpu_job", "hosts": [host], "status": status, "measured": measured, "expected": want,
+            "unit": "GPUs", "source": "the GPUs requested (--gres=gpu:%d)" % want, "message": message, "series": []}
+
+
+@pytest.mark.parametrize("job, want", [
+    ({"host": "gpu1", "gpus": 8, "rc": 0, "visible": 8, "usable": 8, "devices": "0,1,2,3,4,5,6,7", "output": ""},
+     job_result("gpu1", "pass", 8, 8, "the job got 8 GPUs and its devices cgroup allowed exactly those")),
+    # no devices cgroup (ConstrainDevices=no): the job may open every GPU of the node
+    ({"host": "gpu1", "gpus": 4, "rc": 0, "visible": 4, "usable": 8, "devices": "0,1,2,3", "output": ""},
+     job_result("gpu1", "fail", 8, 4, "the job asked for 4 GPUs, CUDA_VISIBLE_DEVICES listed 4 and its devices cgroup "
+                                     "allowed 8")),
+    ({"host": "gpu1", "gpus": 8, "rc": 0, "visible": None, "usable": None, "output": "\n"},
+     job_result("gpu1", "fail", None, 8,
+                "the job asked for 8 GPUs, CUDA_VISIBLE_DEVICES listed None and its devices cgroup allowed None")),
+    ({"host": "gpu2", "gpus": 8, "rc": 1, "visible": None, "usable": None,
+      "output": "srun: error: Unable to allocate resources: Requested node configuration is not available\n"},
+     job_result("gpu2", "fail", None, 8,
+                "srun exited 1: srun: error: Unable to allocate resources: Requested node configuration is not available")),
+    ({"host": "gpu2", "gpus": 8, "rc": "timeout after 600s", "visible": None, "usable": None, "output": ""},
+     job_result("gpu2", "fail", None, 8, "srun exited timeout after 600s: no output")),
+])
+def test_gpu_jobs(job, want):
+    assert gpu_jobs({"jobs": [job]}) == [want]
+
+
+def test_gpu_jobs_long_output_is_cut():
+    out = gpu_jobs({"jobs": [{"host": "gpu1", "gpus": 1, "rc": 1, "output": "x" * 2000}]})[0]
+    assert out["message"] == "srun exited 1: " + "x" * 500
+    assert gpu_jobs({}) == []
+
+
+def ddp_line(**fields):
+    """gpucluster-ddp-smoke.py's rank-0 result line (the keys it writes, in its order)."""
+    result = {
+        "status": "fail", "message": "", "backend": "nccl", "device": "cuda:0 (NVIDIA H100 80GB HBM3)",
+        "world_size": 16, "nodes": [], "ranks_per_node": {}, "steps": 50, "loss_first": None, "loss_last": None,
+        "loss_tail_mean": None, "losses": [], "max_weight_diff": None, "weights_identical": False,
+        "duration_s": 41.257, "torch_version": "2.11.0+cu130", "launcher": "slurm", "master": "gpu9:29500",
+        "max_loss_ratio": 0.5,
+    }
+    result.update(fields)
+    return DDP_MARKER + json.dumps(result)
+
+
+PASSED = ddp_line(
+    status="pass",
+    message="16 rank(s) on 2 node(s) trained 50 steps with nccl: the mean of the last 5 losses is 0.0123 x the first "
+            "(limit 0.5 x) and every rank holds identical weights.",
+    nodes=["gpu10", "gpu9"], ranks_per_node={"gpu10": 8, "gpu9": 8}, loss_first=2.34567, loss_last=0.0289,
+    loss_tail_mean=0.0289, losses=[{"step": 1, "loss": 2.34567}, {"step": 50, "loss": 0.0289}],
+    max_weight_diff=0.0, weights_identical=True)
+
+
+def test_ddp_result_pass():
+    out = ddp_result("some srun noise\n" + PASSED + "\n", ["gpu9", "gpu10"], 0)
+    assert out == {
+        "check": "ddp_smoke", "hosts": ["gpu9", "gpu10"], "unit": None,
+        "expected": "loss down, identical weights on every rank", "source": "gpucluster-ddp-smoke.py",
+        "series": [{"step": 1, "loss": 2.34567}, {"step": 50, "loss": 0.0289}],
+        "status": "pass",
+        "measured": "loss 2.346 -> 0.0289, 16 ranks on gpu10, gpu9, nccl, weights identical",
+        "message": "16 rank(s) on 2 node(s) trained 50 steps with nccl: the mean of the last 5 losses is 0.0123 x the "
+                   "first (limit 0.5 x) and every rank holds identical weights.",
+    }
+
+
+def test_ddp_result_pass_line_but_job_failed():
+    out = ddp_result(PASSED + "\n", ["gpu9", "gpu10"], 1)
+    assert out["status"] == "fail"
+
+
+def test_ddp_result_weights_differ():
+    line = ddp_line(status="fail", message="The DDP smoke test failed: the ranks' weights differ.", nodes=["gpu9"],
+                    loss_first=2.3, loss_last=0.03, weights_identical=False, max_weight_diff=0.00125)
+    out = ddp_result(line, ["gpu9"], 1)
+    assert (out["status"], out["measured"]) == ("fail", "loss 2.3 -> 0.03, 16 ranks on gpu9, nccl, weights differ by 0.00125")
+
+
+@pytest.mark.parametrize("stdout, stderr, rc, message", [
+    ("", "srun: error: Unable to allocate resources: Requested node configuration is not available\n", 1,
+     "the job printed 0 result lines (rc=1): srun: error: Unable to allocate resources: Requested node configuration "
+     "is not available"),
+    ("", "", 137, "the job printed 0 result lines (rc=137): no output"),
+    (PASSED + "\n" + PASSED + "\n", "", 0, None),
+    (DDP_MARKER + "{not json\n", "", 1, None),
+])
+def test_ddp_result_unusable_output(stdout, stderr, rc, message):
+    out = ddp_result(stdout, ["gpu9", "gpu10"], rc, stderr)
+    assert (out["status"], out["measured"], out["hosts"]) == ("fail", None, ["gpu9", "gpu10"])
+    if message:
+        assert out["message"] == message
+    elif stdout.count(DDP_MARKER) == 2:
+        assert out["message"].startswith("the job printed 2 result lines (rc=0): ")
+    else:
+        assert out["message"] == "unreadable result line: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+
+
+def test_ddp_result_of_a_failed_rendezvous():
+    """The smoke test's line when the job failed before training: no losses (null), no nodes."""
+    message = ("The DDP smoke test failed: rendezvous at gpu9:29500 failed on rank 0 (gpu9): "
+               "DistStoreError: Timed out after 601 seconds waiting for clients. 1/2 clients joined.")
+    out = ddp_result(ddp_line(message=message) + "\n", ["gpu9", "gpu10"], 1)
+    assert (out["status"], out["message"], out["hosts"], out["series"]) == ("fail", message, ["gpu9", "gpu10"], [])
+    assert out["measured"] == "loss nan -> nan, 16 ranks on , nccl, weights not compared"
+
+
+def test_inputs_are_not_mutated():
+    slurm = slurm_view()
+    before = copy.deepcopy(slurm)
+    node_actions({"adev2": "pass"}, {}, slurm, "drain", PREFIX)
+    assert slurm == before

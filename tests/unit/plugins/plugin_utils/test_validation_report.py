@@ -1,0 +1,615 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The report of playbooks/validate.yml: the schema check (exact messages), the Markdown (exact lines),
+the HTML page (parsed: tables, escaping, no external resources) and its SVG charts (well-formed XML,
+computed ticks, the expected line where the scale puts it)."""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import pytest
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_report as report
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+
+SVG = "{http://www.w3.org/2000/svg}"
+NDR = "0.90 x 400 Gb/s NDR per GPU (ibstat)"
+EVIL = "<script>alert(1)</script>"
+
+
+def run(**changes):
+    value = {"id": "20261124T101500Z", "started": "2026-11-24T10:15:00Z", "finished": "2026-11-24T10:19:12Z",
+             "checks_run": ["passive", "active"], "policy": "report", "controller": "head01", "baseline": None}
+    value.update(changes)
+    return value
+
+
+def doc(nodes=(), pairs=(), jobs=(), verdict="pass", counts=(0, 0, 0, 0), **run_changes):
+    return {"schema": "gpucluster.core/validation-result/v1", "run": run(**run_changes), "verdict": verdict,
+            "counts": dict(zip(("pass", "warn", "fail", "skip"), counts)),
+            "nodes": list(nodes), "pairs": list(pairs), "jobs": list(jobs)}
+
+
+def check(name, status="pass", measured=8, expected=8, unit=None, source="nvidia-smi", message=None, **extra):
+    return dict({"check": name, "kind": "passive", "status": status, "measured": measured, "expected": expected,
+                 "unit": unit, "source": source, "message": message}, **extra)
+
+
+def node(host, checks=(), verdict="pass", kind="none", reason=None):
+    return {"host": host, "verdict": verdict, "action": {"kind": kind, "reason": reason}, "checks": list(checks)}
+
+
+def sweep(peak, low=3, high=33):
+    return [{"size_bytes": 2 ** e, "value": round(peak * 2 ** e / (2 ** e + 2 ** 22), 2)} for e in range(low, high + 1)]
+
+
+def pair(hosts, status="pass", measured=45.1, check_name="nccl_all_reduce", series=None, **extra):
+    value = {"check": check_name, "hosts": list(hosts), "status": status, "measured": measured, "expected": 43.2,
+             "unit": "GB/s", "source": NDR, "recorded": False, "note": None}
+    if series is not None:
+        value["series"] = series
+    value.update(extra)
+    return value
+
+
+def job(name, hosts=("worker1", "worker2"), status="pass", measured=None, expected=None, message=None, series=None):
+    value = {"check": name, "hosts": list(hosts), "status": status, "measured": measured, "expected": expected,
+             "message": message}
+    if series is not None:
+        value["series"] = series
+    return value
+
+
+GPU_FAIL = check("gpu_count", "fail", 7, 8, source="Slurm gres.conf (gres/gpu=8)",
+                 message="7 GPUs answer nvidia-smi, 8 expected")
+ECC_WARN = check("ecc_errors", "warn", [0, 12], 0, source="nvidia-smi -q", message="GPU1: 12 correctable errors")
+BUSY = [node("worker10", [check("gpu_count"), ECC_WARN], "warn"),
+        node("worker2", [check("gpu_count"), check("ecc_errors", measured=[0, 0], expected=0, source="nvidia-smi -q"),
+                         check("h2d_bandwidth", measured=54.2, expected=40.0, unit="GB/s", source="0.75 x PCIe Gen5",
+                               baseline=55.1)]),
+        node("worker1", [GPU_FAIL, check("ib_ports", "skip", None, 8, source="ibstat", message="no HCA")], "fail",
+             "drained", "gpucluster-validation: gpu_count")]
+BUSY_PAIRS = [pair(["worker3", "worker4"], "fail", 21.7, series=sweep(21.7)),
+              pair(["worker1", "worker2"], series=sweep(45.1)),
+              pair(["worker1", "worker2"], measured=1.8, check_name="ib_write_lat", unit="us", expected=3.0,
+                   source="hop budget", recorded=True, note="no fabric here: judged on tests/fixtures/lat.txt"),
+              pair(["worker2", "worker10"], "warn", 39.0, series=[])]
+LOSS = [{"step": s, "loss": round(1.3 - 0.01 * s, 4)} for s in range(0, 101, 10)]
+BUSY_JOBS = [job("slurm_gpu_job", ["worker1"], "fail", 0, 8, "srun: error: Unable to allocate resources"),
+             job("ddp_smoke", measured=0.3, expected="loss decreases", message="loss 1.3 -> 0.3", series=LOSS)]
+BUSY_DOC = doc(BUSY, BUSY_PAIRS, BUSY_JOBS, "fail", (6, 2, 3, 1), policy="drain", baseline="/var/lib/base.json")
+
+
+# ----------------------------------------------------------------------------- Markdown
+
+
+EMPTY_MD = """\
+# Validation 20261124T101500Z: pass (0 fail, 0 warn, 0 pass, 0 skip)
+
+- Started: 2026-11-24T10:15:00Z
+- Finished: 2026-11-24T10:19:12Z (4 min 12 s)
+- Checks run: none
+- Policy: report
+- Controller: head01
+- Baseline: none
+
+## Nodes
+
+No nodes.
+
+## Failures and warnings
+
+None: every check passed.
+
+## Pairs
+
+No pair checks.
+
+## Jobs
+
+No jobs.
+"""
+
+ONE_NODE_MD = """\
+# Validation r1: pass (0 fail, 0 warn, 2 pass, 0 skip)
+
+- Started: 2026-11-24T10:15:00Z
+- Finished: 2026-11-24T11:16:05Z (1 h 1 min 5 s)
+- Checks run: passive
+- Policy: report
+- Controller: head01
+- Baseline: none
+
+## Nodes
+
+| Host | Verdict | Action | gpu_count | gpu_temp |
+|---|---|---|---|---|
+| worker1 | pass | none | pass 8 | pass 41 C |
+
+## Failures and warnings
+
+None: every check passed.
+
+## Pairs
+
+No pair checks.
+
+## Jobs
+
+No jobs.
+"""
+
+
+@pytest.mark.parametrize("document, text", [
+    pytest.param(doc(checks_run=[]), EMPTY_MD, id="empty-lists"),
+    pytest.param(doc([node("worker1", [check("gpu_count"), check("gpu_temp", measured=41, expected=85, unit="C")])],
+                     counts=(2, 0, 0, 0), id="r1", finished="2026-11-24T11:16:05Z", checks_run=["passive"]),
+                 ONE_NODE_MD, id="one-node"),
+])
+def test_markdown_whole(document, text):
+    assert report.render_markdown(document) == text
+
+
+@pytest.mark.parametrize("document, lines", [
+    pytest.param(BUSY_DOC, [
+        "# Validation 20261124T101500Z: FAIL (3 fail, 2 warn, 6 pass, 1 skip)",
+        "- Policy: drain",
+        "- Baseline: /var/lib/base.json",
+        "| Host | Verdict | Action | gpu_count | ib_ports | ecc_errors | h2d_bandwidth |",
+        "|---|---|---|---|---|---|---|",
+        "| worker1 | FAIL | drained (gpucluster-validation: gpu_count) | FAIL 7 | skip | - | - |",
+        "| worker2 | pass | none | pass 8 | - | pass 0, 0 | pass 54.2 GB/s |",
+        "| worker10 | WARN | none | pass 8 | - | WARN 0, 12 | - |",
+        "| Status | Host | Check | Measured | Expected | Source | Message |",
+        "| FAIL | worker1 | gpu_count | 7 | 8 | Slurm gres.conf (gres/gpu=8) | 7 GPUs answer nvidia-smi, 8 expected |",
+        "| FAIL | worker3, worker4 | nccl_all_reduce | 21.7 GB/s | 43.2 GB/s | %s | - |" % NDR,
+        "| FAIL | worker1 | slurm_gpu_job | 0 | 8 | - | srun: error: Unable to allocate resources |",
+        "| WARN | worker10 | ecc_errors | 0, 12 | 0 | nvidia-smi -q | GPU1: 12 correctable errors |",
+        "| WARN | worker2, worker10 | nccl_all_reduce | 39 GB/s | 43.2 GB/s | %s | - |" % NDR,
+        "| skip | worker1 | ib_ports | - | 8 | ibstat | no HCA |",
+        "| Hosts | Check | Measured | Expected | Source | Status | Note |",
+        "| worker1, worker2 | nccl_all_reduce | 45.1 GB/s | 43.2 GB/s | %s | pass | live |" % NDR,
+        "| worker2, worker10 | nccl_all_reduce | 39 GB/s | 43.2 GB/s | %s | WARN | live |" % NDR,
+        "| worker3, worker4 | nccl_all_reduce | 21.7 GB/s | 43.2 GB/s | %s | FAIL | live |" % NDR,
+        "| worker1, worker2 | ib_write_lat | 1.8 us | 3 us | hop budget | pass | recorded: no fabric here: judged on "
+        "tests/fixtures/lat.txt |",
+        "| Hosts | Check | Measured | Expected | Status | Message |",
+        "| worker1 | slurm_gpu_job | 0 | 8 | FAIL | srun: error: Unable to allocate resources |",
+        "| worker1, worker2 | ddp_smoke | 0.3 | loss decreases | pass | loss 1.3 -> 0.3 |",
+    ], id="fail-warn-skip-pairs-jobs"),
+    pytest.param(doc([node("node10"), node("node2"), node("Node1"), node("node1")]), [
+        "| Host | Verdict | Action |",
+        "| Node1 | pass | none |",
+        "| node1 | pass | none |",
+        "| node2 | pass | none |",
+        "| node10 | pass | none |",
+    ], id="natural-host-order-no-checks"),
+    pytest.param(doc([node(EVIL, [check("gpu|count", "warn", "a*b*", message="a|b *x* `y` _z_ snake_case [l](u) "
+                                        "&amp; & \\ line\nbreak \x1b[31m \ud800")])], verdict="warn"), [
+        "| Host | Verdict | Action | gpu\\|count |",
+        "| &lt;script>alert(1)&lt;/script> | pass | none | WARN a\\*b\\* |",
+        "| WARN | &lt;script>alert(1)&lt;/script> | gpu\\|count | a\\*b\\* | 8 | nvidia-smi | a\\|b \\*x\\* \\`y\\` "
+        "\\_z\\_ snake_case \\[l\\](u) &amp;amp; & \\\\ line break \ufffd\\[31m \ufffd |",
+    ], id="markdown-escaping"),
+    pytest.param(doc(pairs=[pair(["a", "b"], measured=[44.0, 45.5], expected=None, unit="GB/s", source=None,
+                                 recorded=True),
+                            pair(["a", "b"], "skip", None, "ib_write_bw", unit=None, expected=">= 360 Gb/s",
+                                 source=None, note="no HCA")]), [
+        "| skip | a, b | ib_write_bw | - | >= 360 Gb/s | - | no HCA |",
+        "| a, b | nccl_all_reduce | 44, 45.5 GB/s | - | - | pass | recorded |",
+        "| a, b | ib_write_bw | - | >= 360 Gb/s | - | skip | live: no HCA |",
+    ], id="pairs-list-null-string-values"),
+    pytest.param(doc([node("w1", [check("bw", measured=1234567.5, expected=0.000125, unit="GB/s"),
+                                  check("flag", measured=True, expected=[True, None])])], unknown_run_key=1), [
+        "| w1 | pass | none | pass 1234568 GB/s | pass true |",
+    ], id="numbers-and-extra-keys"),
+])
+def test_markdown_lines(document, lines):
+    text = report.render_markdown(document)
+    got = text.splitlines()
+    for line in lines:
+        assert line in got, "%r not in:\n%s" % (line, text)
+    positions = [got.index(line) for line in lines]
+    assert positions == sorted(positions)
+
+
+def test_markdown_ignores_keys_outside_the_schema_and_the_node_order():
+    document = copy.deepcopy(BUSY_DOC)
+    document["extra"] = {"anything": 1}
+    document["nodes"][0]["checks"][0]["duration_s"] = 3
+    document["nodes"].reverse()
+    assert report.render_markdown(document) == report.render_markdown(BUSY_DOC)
+
+
+# ----------------------------------------------------------------------------- HTML
+
+
+class Page(HTMLParser):
+    """Tags, headings and each section's tables as rows of (text, class) cells."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.tags = []
+        self.headings = []
+        self.tables = {}
+        self._section = None
+        self._table = self._cell = self._heading = None
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        if tag == "section":
+            self._section = attrs["id"]
+        elif tag == "table":
+            self._table = []
+            self.tables.setdefault(self._section, []).append(self._table)
+        elif tag == "tr":
+            self._table.append([])
+        elif tag in ("td", "th"):
+            self._cell = ["", attrs.get("class", "")]
+            self._table[-1].append(self._cell)
+        elif tag in ("h1", "h2", "h3"):
+            self._heading = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self._table[-1][-1] = tuple(self._cell)
+            self._cell = None
+        elif tag in ("h1", "h2", "h3"):
+            self.headings.append((tag, self._heading))
+            self._heading = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell[0] += data
+        if self._heading is not None:
+            self._heading += data
+
+
+def svgs(text):
+    return [ET.fromstring(part) for part in re.findall(r"<svg\b.*?</svg>", text, re.S)]
+
+
+def ticks(svg, axis):
+    """(label, pixel) of each tick of the x or y axis."""
+    group = next(g for g in svg.iter(SVG + "g") if g.get("class") == axis + "-ticks")
+    return [(label.text, float(line.get(axis + "1")))
+            for line, label in zip(group.findall(SVG + "line"), group.findall(SVG + "text"))]
+
+
+def labels(axis_ticks):
+    return [tick[0] for tick in axis_ticks]
+
+
+def marks(svg, tag, klass):
+    return [e for e in svg.iter(SVG + tag) if (e.get("class") or "").split()[:1] == [klass]]
+
+
+def test_html_is_one_self_contained_well_formed_page():
+    text = report.render_html(BUSY_DOC)
+    assert text.startswith("<!DOCTYPE html>\n<html lang=\"en\">")
+    ET.fromstring(text.split("\n", 1)[1])  # the whole page is well-formed XML too
+    page = Page(text)
+    names = {tag for tag, attrs in page.tags}
+    assert not names & {"script", "link", "img", "iframe", "object", "embed"}
+    assert all(not {"src", "href"} & set(attrs) for tag, attrs in page.tags)
+    assert "url(" not in text and "@import" not in text and "http://" not in text.replace(
+        'xmlns="http://www.w3.org/2000/svg"', "")
+    assert page.headings == [
+        ("h1", "Validation 20261124T101500Z"), ("h2", "Nodes"), ("h2", "Failures and warnings"), ("h2", "Pairs"),
+        ("h3", "nccl_all_reduce: bus bandwidth vs message size, 2 pairs"), ("h2", "Jobs"),
+        ("h3", "ddp_smoke on worker1, worker2: loss vs step")]
+    assert '<p class="verdict">FAIL</p>' in text
+
+
+def test_html_tables_colour_code_and_spell_out_status():
+    page = Page(report.render_html(BUSY_DOC))
+    heat = page.tables["nodes"][0]
+    assert heat[0] == [(name, "") for name in ("Host", "Verdict", "Action", "gpu_count", "ib_ports", "ecc_errors",
+                                               "h2d_bandwidth")]
+    assert heat[1:] == [
+        [("worker1", "host"), ("FAIL", "st s-fail"), ("drained (gpucluster-validation: gpu_count)", "action"),
+         ("FAIL 7", "st s-fail"), ("skip", "st s-skip"), ("-", "na"), ("-", "na")],
+        [("worker2", "host"), ("pass", "st s-pass"), ("none", "action"), ("pass 8", "st s-pass"), ("-", "na"),
+         ("pass 0, 0", "st s-pass"), ("pass 54.2 GB/s", "st s-pass")],
+        [("worker10", "host"), ("WARN", "st s-warn"), ("none", "action"), ("pass 8", "st s-pass"), ("-", "na"),
+         ("WARN 0, 12", "st s-warn"), ("-", "na")]]
+    problems = page.tables["problems"][0]
+    assert [row[:3] for row in problems[1:]] == [
+        [("FAIL", "st s-fail"), ("worker1", ""), ("gpu_count", "")],
+        [("FAIL", "st s-fail"), ("worker3, worker4", ""), ("nccl_all_reduce", "")],
+        [("FAIL", "st s-fail"), ("worker1", ""), ("slurm_gpu_job", "")],
+        [("WARN", "st s-warn"), ("worker10", ""), ("ecc_errors", "")],
+        [("WARN", "st s-warn"), ("worker2, worker10", ""), ("nccl_all_reduce", "")],
+        [("skip", "st s-skip"), ("worker1", ""), ("ib_ports", "")]]
+    assert problems[1][3:] == [("7", ""), ("8", ""), ("Slurm gres.conf (gres/gpu=8)", ""),
+                               ("7 GPUs answer nvidia-smi, 8 expected", "")]
+    pairs = page.tables["pairs"][0]
+    assert pairs[4] == [("worker1, worker2", ""), ("ib_write_lat", ""), ("1.8 us", ""), ("3 us", ""),
+                        ("hop budget", ""), ("pass", "st s-pass"),
+                        ("recorded: no fabric here: judged on tests/fixtures/lat.txt", "")]
+    jobs = page.tables["jobs"][0]
+    assert jobs[1] == [("worker1", ""), ("slurm_gpu_job", ""), ("0", ""), ("8", ""), ("FAIL", "st s-fail"),
+                       ("srun: error: Unable to allocate resources", "")]
+    tips = [attrs["title"] for tag, attrs in page.tags if tag == "span" and "title" in attrs]
+    assert "expected 8 (Slurm gres.conf (gres/gpu=8)); 7 GPUs answer nvidia-smi, 8 expected" in tips
+    assert "expected 40 GB/s (baseline 55.1 GB/s) (0.75 x PCIe Gen5)" in tips
+
+
+@pytest.mark.parametrize("document, sections", [
+    pytest.param(doc(), {"nodes": "No nodes.", "problems": "None: every check passed.",
+                         "pairs": "No pair checks.", "jobs": "No jobs."}, id="empty-lists"),
+])
+def test_html_empty_document(document, sections):
+    text = report.render_html(document)
+    ET.fromstring(text.split("\n", 1)[1])
+    for section, sentence in sections.items():
+        assert re.search(r'<section id="%s"><h2>[^<]*</h2>\n<p class="none">%s</p>' % (section, re.escape(sentence)),
+                         text)
+    assert svgs(text) == [] and Page(text).tables == {}
+
+
+def test_html_escapes_host_names_and_messages():
+    evil = doc([node(EVIL, [check("gpu_count", "fail", "<b>7</b>", 8, source='"quoted" & <i>',
+                                  message="<img src=x onerror=alert(1)>")], "fail", "drained", "<svg onload=x>")],
+               [pair([EVIL, "w2"], "fail", 20.0, series=sweep(20.0, 3, 6), note="</title><script>x</script>")],
+               [job("ddp_smoke", [EVIL], "fail", message="<script>y</script>", series=LOSS)],
+               "fail", id="run<1>")
+    text = report.render_html(evil)
+    assert "<script" not in text.lower() and "<img" not in text.lower() and "<svg onload" not in text.lower()
+    ET.fromstring(text.split("\n", 1)[1])
+    page = Page(text)
+    assert {tag for tag, attrs in page.tags} & {"script", "img", "b", "i"} == set()
+    assert page.tables["nodes"][0][1][:4] == [(EVIL, "host"), ("FAIL", "st s-fail"), ("drained (<svg onload=x>)", "action"),
+                                              ("FAIL <b>7</b>", "st s-fail")]
+    assert page.tables["problems"][0][1][6] == ("<img src=x onerror=alert(1)>", "")
+    assert ("h1", "Validation run<1>") in page.headings
+    charts = svgs(text)
+    assert len(charts) == 2
+    assert [t.text for t in marks(charts[0], "text", "pair-label")] == [EVIL + ", w2: FAIL 20 GB/s"]
+    assert charts[1].find(SVG + "title").text == "ddp_smoke on %s: loss vs step" % EVIL
+
+
+def test_pair_chart_scale_ticks_expected_line_and_the_slow_pair():
+    charts = svgs(report.render_html(BUSY_DOC))
+    assert len(charts) == 2  # the NCCL pairs with a series (the empty one and ib_write_lat have none), the loss
+    chart = charts[0]
+    assert chart.get("viewBox") == "0 0 760 360"
+    assert chart.find(SVG + "title").text == "nccl_all_reduce: bus bandwidth vs message size"
+    yticks = ticks(chart, "y")
+    assert labels(yticks) == ["0", "10", "20", "30", "40", "50"]
+    assert [tick[1] for tick in yticks] == [300.0, 244.8, 189.6, 134.4, 79.2, 24.0]
+    xticks = ticks(chart, "x")
+    assert labels(xticks) == ["32 B", "1 KiB", "32 KiB", "1 MiB", "32 MiB", "1 GiB"]
+    # x is log2: 8 B (2^3) at the left edge, 8 GiB (2^33) at the right, ticks every 2^5
+    for tick, exponent in zip(xticks, range(5, 31, 5)):
+        assert tick[1] == pytest.approx(72 + (exponent - 3) / 30 * 668, abs=0.05)
+    (expected,) = marks(chart, "line", "expected")
+    assert expected.get("stroke-dasharray") and expected.get("y1") == expected.get("y2")
+    (zero_value, zero_y), (top_value, top_y) = (float(yticks[0][0]), yticks[0][1]), (float(yticks[-1][0]), yticks[-1][1])
+    assert float(expected.get("y1")) == pytest.approx(
+        zero_y + (43.2 - zero_value) * (top_y - zero_y) / (top_value - zero_value), abs=0.05)
+    assert expected.get("y1") == "61.5"
+    assert [t.text for t in marks(chart, "text", "expected-label")] == ["expected 43.2 GB/s (%s)" % NDR]
+    curves = marks(chart, "polyline", "series")
+    assert [c.get("class") for c in curves] == ["series s-pass", "series s-fail"]  # the failing pair on top
+    passing, failing = curves
+    assert float(failing.get("stroke-width")) > 2 * float(passing.get("stroke-width"))
+    assert failing.get("stroke") == "#cf222e"
+    assert failing.find(SVG + "title").text == "worker3, worker4: FAIL 21.7 GB/s"
+    points = [tuple(map(float, p.split(","))) for p in failing.get("points").split()]
+    assert len(points) == 31 and points[0][0] == 72.0 and points[-1][0] == 740.0
+    last = sweep(21.7)[-1]["value"]
+    assert points[-1][1] == pytest.approx(300 - last / 50 * 276, abs=0.05)
+    assert [t.text for t in marks(chart, "text", "pair-label")] == ["worker3, worker4: FAIL 21.7 GB/s"]
+    assert chart.find(SVG + "text[@class='y-title']").text == "bus bandwidth (GB/s)"
+    assert chart.find(SVG + "text[@class='x-title']").text == "message size (log2 scale)"
+
+
+def test_pair_charts_one_per_check_and_a_log_scale_for_latency():
+    lat = [{"size_bytes": 2 ** e, "value": round(1.7 + 2 ** e / 12500.0, 2)} for e in range(1, 24)]
+    document = doc(pairs=[pair(["w1", "w2"], measured=1.8, check_name="ib_write_lat", unit="us", expected=3.0,
+                               source="hop budget", series=lat),
+                          pair(["w1", "w2"], measured=392.1, check_name="ib_write_bw", unit="Gb/s", expected=360,
+                               source="0.90 x 400 Gb/s", series=sweep(392.1, 1, 23))])
+    text = report.render_html(document)
+    lat_chart, bw_chart = svgs(text)
+    assert lat_chart.find(SVG + "text[@class='y-title']").text == "latency (us, log scale)"
+    yticks = ticks(lat_chart, "y")
+    assert labels(yticks) == ["1", "10", "100", "1000"]
+    (expected,) = marks(lat_chart, "line", "expected")
+    assert float(expected.get("y1")) == pytest.approx(300 - math.log10(3.0) / 3 * 276, abs=0.05)
+    assert labels(ticks(lat_chart, "x")) == ["32 B", "1 KiB", "32 KiB", "1 MiB"]
+    assert labels(ticks(bw_chart, "y")) == ["0", "100", "200", "300", "400"]
+    assert bw_chart.find(SVG + "text[@class='y-title']").text == "bandwidth (Gb/s)"
+    assert [t.text for t in marks(bw_chart, "text", "expected-label")] == ["expected 360 Gb/s (0.90 x 400 Gb/s)"]
+    assert marks(bw_chart, "text", "pair-label") == []
+    assert '<li><span class="swatch" style="background:#0969da;height:3px"></span>w1, w2 <span class="st s-pass">' \
+           'pass</span> 392.1 Gb/s</li>' in text
+
+
+def test_loss_chart():
+    (chart,) = svgs(report.render_html(doc(jobs=[job("ddp_smoke", series=list(reversed(LOSS)))])))
+    assert labels(ticks(chart, "x")) == ["0", "20", "40", "60", "80", "100"]
+    yticks = ticks(chart, "y")
+    assert labels(yticks) == ["0.2", "0.4", "0.6", "0.8", "1", "1.2", "1.4"]
+    (line,) = marks(chart, "polyline", "loss")
+    points = [tuple(map(float, p.split(","))) for p in line.get("points").split()]
+    assert [point[0] for point in points] == pytest.approx([72.0 + 66.8 * i for i in range(11)], abs=0.05)  # by step
+    assert points[0][1] == pytest.approx(300 - (1.3 - 0.2) / 1.2 * 276, abs=0.05)
+    assert len(chart.findall(SVG + "circle")) == 11
+    assert chart.find(SVG + "text[@class='y-title']").text == "loss"
+
+
+def test_job_without_series_has_no_chart():
+    text = report.render_html(doc(jobs=[job("ddp_smoke", series=[]), job("gpu_container")]))
+    assert svgs(text) == []
+
+
+# ----------------------------------------------------------------------------- scales
+
+
+@pytest.mark.parametrize("low, high, expected", [
+    (0, 45.1, [0, 10, 20, 30, 40, 50]), (0, 1, [0, 0.2, 0.4, 0.6, 0.8, 1]), (0, 7, [0, 2, 4, 6, 8]),
+    (0, 392.1, [0, 100, 200, 300, 400]), (0.3, 1.3, [0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4]),
+    (0, 12, [0, 2.5, 5, 7.5, 10, 12.5]), (5, 5, [2, 3, 4, 5, 6, 7, 8]), (0, 0, [-1, -0.5, 0, 0.5, 1]),
+    (-3, 3, [-4, -2, 0, 2, 4]), (1200, 1800, [1200, 1400, 1600, 1800]),
+    (1200, 1500, [1200, 1300, 1400, 1500]),
+])
+def test_nice_ticks(low, high, expected):
+    assert report.nice_ticks(low, high) == expected
+
+
+@pytest.mark.parametrize("low, high, expected", [
+    (3, 33, [5, 10, 15, 20, 25, 30]), (3, 10, [3, 4, 5, 6, 7, 8, 9, 10]), (0, 30, [0, 5, 10, 15, 20, 25, 30]),
+    (1, 23, [5, 10, 15, 20]), (19, 21, [19, 20, 21]), (0, 63, [0, 10, 20, 30, 40, 50, 60]),
+])
+def test_log2_ticks(low, high, expected):
+    assert report.log2_ticks(low, high) == expected
+
+
+@pytest.mark.parametrize("low, high, expected", [
+    (1.7, 670, [1, 10, 100, 1000]), (1.2, 9, [1, 2, 5, 10]), (0.5, 30, [0.1, 1, 10, 100]),
+    (0.5, 9, [0.1, 0.2, 0.5, 1, 2, 5, 10]),
+    (10, 10, [10, 20, 50, 100]),
+])
+def test_log10_ticks(low, high, expected):
+    assert report.log10_ticks(low, high) == expected
+
+
+@pytest.mark.parametrize("exponent, label", [
+    (0, "1 B"), (3, "8 B"), (9, "512 B"), (10, "1 KiB"), (23, "8 MiB"), (30, "1 GiB"), (33, "8 GiB"), (40, "1 TiB"),
+])
+def test_size_label(exponent, label):
+    assert report.size_label(exponent) == label
+
+
+# ----------------------------------------------------------------------------- schema check
+
+
+def three_nodes():
+    return copy.deepcopy(doc([node("worker%d" % i, [check("gpu_count")]) for i in (1, 2, 3)],
+                             [pair(["worker1", "worker2"], series=sweep(45.1, 3, 5))],
+                             [job("ddp_smoke", series=LOSS[:2])]))
+
+
+def edit(change):
+    document = three_nodes()
+    change(document)
+    return document
+
+
+ACTIONS = "drained, resumed, cordoned, uncordoned, none, kept drained (admin), would drain (report only)"
+VALUE = "a number, a string, a list of those or null"
+
+
+@pytest.mark.parametrize("document, message", [
+    pytest.param(None, "the document is None, expected a mapping", id="not-a-mapping"),
+    pytest.param(edit(lambda d: d.pop("schema")), "schema is missing", id="no-schema"),
+    pytest.param(edit(lambda d: d.update(schema="gpucluster.core/validation-result/v2", nodes=None)),
+                 "schema is 'gpucluster.core/validation-result/v2', expected 'gpucluster.core/validation-result/v1'",
+                 id="other-schema-stops-there"),
+    pytest.param(edit(lambda d: d["nodes"][2]["checks"][0].update(status="ok")),
+                 "nodes[2].checks[0].status is 'ok', expected one of pass, warn, fail, skip", id="check-status"),
+    pytest.param(edit(lambda d: d.pop("run")), "run is missing", id="no-run"),
+    pytest.param(edit(lambda d: d.update(run=[])), "run is [], expected a mapping", id="run-list"),
+    pytest.param(edit(lambda d: d["run"].update(policy="drain-all")),
+                 "run.policy is 'drain-all', expected one of report, drain, drain-and-stop", id="policy"),
+    pytest.param(edit(lambda d: d["run"].pop("controller")), "run.controller is missing", id="no-controller"),
+    pytest.param(edit(lambda d: d["run"].update(id="")), "run.id is '', expected a non-empty string", id="empty-id"),
+    pytest.param(edit(lambda d: d["run"].update(checks_run=["passive", "bench"])),
+                 "run.checks_run[1] is 'bench', expected one of passive, active", id="checks-run"),
+    pytest.param(edit(lambda d: d["run"].update(baseline=3)), "run.baseline is 3, expected a string or null",
+                 id="run-baseline"),
+    pytest.param(edit(lambda d: d.update(verdict="skip")), "verdict is 'skip', expected one of pass, warn, fail",
+                 id="verdict"),
+    pytest.param(edit(lambda d: d["counts"].update(fail=-1)), "counts.fail is -1, expected a non-negative integer",
+                 id="count-negative"),
+    pytest.param(edit(lambda d: d["counts"].update(skip=True)), "counts.skip is True, expected a non-negative integer",
+                 id="count-bool"),
+    pytest.param(edit(lambda d: d["counts"].pop("warn")), "counts.warn is missing", id="count-missing"),
+    pytest.param(edit(lambda d: d.update(nodes={"worker1": {}})), "nodes is {'worker1': {}}, expected a list",
+                 id="nodes-mapping"),
+    pytest.param(edit(lambda d: d["nodes"].__setitem__(0, "worker1")), "nodes[0] is 'worker1', expected a mapping",
+                 id="node-string"),
+    pytest.param(edit(lambda d: d["nodes"][1].update(host="worker1")),
+                 "nodes[1].host is 'worker1', expected a host not already listed (nodes[0])", id="host-twice"),
+    pytest.param(edit(lambda d: d["nodes"][1]["checks"].append(check("gpu_count", "fail"))),
+                 "nodes[1].checks[1].check is 'gpu_count', expected a check not already listed for this host "
+                 "(nodes[1].checks[0])", id="check-twice"),
+    pytest.param(edit(lambda d: d["nodes"][0].update(verdict="skip")),
+                 "nodes[0].verdict is 'skip', expected one of pass, warn, fail", id="node-verdict"),
+    pytest.param(edit(lambda d: d["nodes"][0]["action"].update(kind="evicted")),
+                 "nodes[0].action.kind is 'evicted', expected one of " + ACTIONS, id="action-kind"),
+    pytest.param(edit(lambda d: d["nodes"][0]["action"].pop("reason")), "nodes[0].action.reason is missing",
+                 id="action-reason"),
+    pytest.param(edit(lambda d: d["nodes"][0].update(action=None)), "nodes[0].action is None, expected a mapping",
+                 id="action-null"),
+    pytest.param(edit(lambda d: d["nodes"][0]["checks"][0].update(measured={"a": 1})),
+                 "nodes[0].checks[0].measured is {'a': 1}, expected " + VALUE, id="measured-mapping"),
+    pytest.param(edit(lambda d: d["nodes"][0]["checks"][0].update(expected=[1, [2]])),
+                 "nodes[0].checks[0].expected is [1, [2]], expected " + VALUE, id="expected-nested"),
+    pytest.param(edit(lambda d: d["nodes"][0]["checks"][0].pop("measured")), "nodes[0].checks[0].measured is missing",
+                 id="measured-missing"),
+    pytest.param(edit(lambda d: d["nodes"][0]["checks"][0].update(kind="burn-in")),
+                 "nodes[0].checks[0].kind is 'burn-in', expected one of passive, active", id="check-kind"),
+    pytest.param(edit(lambda d: d["nodes"][0]["checks"][0].update(unit=5)),
+                 "nodes[0].checks[0].unit is 5, expected a string or null", id="unit"),
+    pytest.param(edit(lambda d: d["nodes"][0]["checks"][0].update(baseline="8")),
+                 "nodes[0].checks[0].baseline is '8', expected a number or null", id="baseline"),
+    pytest.param(edit(lambda d: d["nodes"][0]["checks"][0].update(message=["x"])),
+                 "nodes[0].checks[0].message is ['x'], expected a string or null", id="message"),
+    pytest.param(edit(lambda d: d["pairs"][0].update(hosts=[])),
+                 "pairs[0].hosts is [], expected a non-empty list of host names", id="pair-hosts"),
+    pytest.param(edit(lambda d: d["pairs"][0].update(recorded="no")), "pairs[0].recorded is 'no', expected true or false",
+                 id="recorded"),
+    pytest.param(edit(lambda d: d["pairs"][0].update(note=False)), "pairs[0].note is False, expected a string or null",
+                 id="note"),
+    pytest.param(edit(lambda d: d["pairs"][0].update(series={"8": 1.0})),
+                 "pairs[0].series is {'8': 1.0}, expected a list or null", id="series-mapping"),
+    pytest.param(edit(lambda d: d["pairs"][0]["series"][1].update(size_bytes=0)),
+                 "pairs[0].series[1].size_bytes is 0, expected a positive integer", id="size-zero"),
+    pytest.param(edit(lambda d: d["pairs"][0]["series"][0].update(value=float("nan"))),
+                 "pairs[0].series[0].value is nan, expected a finite number", id="value-nan"),
+    pytest.param(edit(lambda d: d["pairs"][0]["series"].append([8, 1.0])),
+                 "pairs[0].series[3] is [8, 1.0], expected a mapping", id="point-list"),
+    pytest.param(edit(lambda d: d["jobs"][0]["series"][0].update(step=-1)),
+                 "jobs[0].series[0].step is -1, expected a non-negative integer", id="step"),
+    pytest.param(edit(lambda d: d["jobs"][0]["series"][1].pop("loss")), "jobs[0].series[1].loss is missing",
+                 id="loss-missing"),
+    pytest.param(edit(lambda d: d["jobs"][0].pop("message")), "jobs[0].message is missing", id="job-message"),
+    pytest.param(edit(lambda d: d["jobs"][0].update(hosts="worker1")),
+                 "jobs[0].hosts is 'worker1', expected a non-empty list of host names", id="job-hosts"),
+    pytest.param(edit(lambda d: (d["run"].update(policy=None), d.update(verdict="ok"), d["pairs"][0].pop("source"))),
+                 "run.policy is None, expected one of report, drain, drain-and-stop; verdict is 'ok', expected one "
+                 "of pass, warn, fail; pairs[0].source is missing", id="every-problem-at-once"),
+])
+def test_bad_documents(document, message):
+    for function in (report.validate_document, report.render_markdown, report.render_html):
+        with pytest.raises(RuleError) as caught:
+            function(document)
+        assert str(caught.value) == "validation report: " + message
+
+
+def test_long_values_are_cut_and_at_most_twenty_problems_named():
+    document = doc([node("w%d" % i, [check("c", "ok")]) for i in range(25)])
+    document["run"]["id"] = ["x" * 100]
+    with pytest.raises(RuleError) as caught:
+        report.validate_document(document)
+    parts = str(caught.value).split("; ")
+    assert parts[0] == "validation report: run.id is ['%s..., expected a non-empty string" % ("x" * 75)
+    assert parts[1] == "nodes[0].checks[0].status is 'ok', expected one of pass, warn, fail, skip"
+    assert len(parts) == 20 and parts[-1].endswith("nodes[18].checks[0].status is 'ok', expected one of pass, warn, "
+                                                   "fail, skip (and 6 more)")
+
+
+def test_good_documents_pass_the_check():
+    for document in (doc(), BUSY_DOC, three_nodes()):
+        assert report.validate_document(document) is None

@@ -219,7 +219,7 @@ def _check_gpus(res, observed, expected):
     if all(gpu["uncorrectable_volatile"] is None for gpu in gpus):
         res.skip("ecc_errors", "no GPU reports ECC error counts")
     else:
-        total = sum(count for _, count in volatile)
+        total = sum(count for dummy, count in volatile)
         res.add("ecc_errors", not volatile, total, 0, None,
                 "uncorrectable ECC errors since the driver loaded: %s" % ", ".join(
                     "GPU%d: %d" % (gpus[i]["index"], count) for i, count in volatile) if volatile
@@ -245,7 +245,7 @@ def _check_gpus(res, observed, expected):
             problems.append("row remapping failed on %s (replace the GPU)" % _gpu_list(gpus, failed))
         if waiting:
             problems.append("row remapping pending a GPU reset on %s" % _gpu_list(gpus, waiting))
-        res.add("row_remap", not problems, sum(row["uncorrectable"] or 0 for _, row in remap), None, None,
+        res.add("row_remap", not problems, sum(row["uncorrectable"] or 0 for dummy, row in remap), None, None,
                 "; ".join(problems) or "no row remapping failed or pending")
 
     narrow = [i for i, gpu in enumerate(gpus)
@@ -275,7 +275,7 @@ def _check_gpus(res, observed, expected):
     if all(gpu["clock_event_reasons"] is None for gpu in gpus):
         res.skip("clock_events", "no GPU reports clock event reasons")
     else:
-        res.add("clock_events", not events, sorted(set(r for _, rs in events for r in rs)), [], None,
+        res.add("clock_events", not events, sorted(set(r for dummy, rs in events for r in rs)), [], None,
                 "; ".join("GPU%d slowed down: %s" % (gpus[i]["index"], ", ".join(rs)) for i, rs in events)
                 or "no hardware or thermal slowdown")
 
@@ -293,7 +293,7 @@ def _check_xid(res, observed, expected):
     window = log.get("window") or "the kernel log"
     if bad:
         seen = sorted(set((event["code"], event["pci"]) for event in bad))
-        res.add("xid", False, sorted(set(code for code, _ in seen)), sorted(codes), "XIDs that need action",
+        res.add("xid", False, sorted(set(code for code, dummy in seen)), sorted(codes), "XIDs that need action",
                 "XID %s in %s" % (", ".join("%d on %s" % pair for pair in seen), window))
     else:
         res.add("xid", True, others, sorted(codes), "XIDs that need action",
@@ -340,7 +340,7 @@ def _check_hca(res, observed, expected):
             problems.append("%s %s (%s)" % (label, port["state"], port["physical_state"]))
         elif want and (port["rate_gbps"] or 0) < want:
             problems.append("%s at %s Gb/s, %s expected" % (label, port["rate_gbps"], want))
-    active = len([p for _, _, p in ports if p["state"] == "Active"])
+    active = len([p for dummy, dummy2, p in ports if p["state"] == "Active"])
     count = hca.get("count")
     if count and len(ports) < count:
         problems.append("%d ports found, %d expected" % (len(ports), count))
@@ -348,7 +348,7 @@ def _check_hca(res, observed, expected):
         res.add("hca_ports", False, "0 of 0 Active", rate, source,
                 "no %s port found (is the HCA driver loaded?)" % "/".join(layer_names), unit="Gb/s")
         return
-    rates = ", ".join("%s Gb/s" % r for r in sorted(set(p["rate_gbps"] for _, _, p in ports if p["state"] == "Active")))
+    rates = ", ".join("%s Gb/s" % r for r in sorted(set(p["rate_gbps"] for dummy, dummy2, p in ports if p["state"] == "Active")))
     res.add("hca_ports", not problems and bool(ports), "%d of %d Active" % (active, len(ports)),
             rate or sorted(set(fastest.values())), source,
             "; ".join(problems) if problems else "%d ports Active at %s" % (active, rates), unit="Gb/s")

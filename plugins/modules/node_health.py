@@ -99,10 +99,10 @@ checks:
   contains:
     check: {description: The check's name., type: str, sample: gpu_count}
     kind: {description: Always C(passive)., type: str}
-    status: {description: C(pass), C(warn), C(fail) or C(skip)., type: str}
+    status: {description: "C(pass), C(warn), C(fail) or C(skip).", type: str}
     measured: {description: What the node showed., type: raw, sample: 7}
     expected: {description: What was expected., type: raw, sample: 8}
-    unit: {description: The unit of measured and expected, or null., type: str}
+    unit: {description: "The unit of measured and expected, or null.", type: str}
     source: {description: Where the expectation came from., type: str, sample: "Slurm (gres/gpu=8)"}
     message: {description: One sentence for the report., type: str, sample: "7 GPUs answer nvidia-smi, 8 expected"}
   sample:
@@ -123,7 +123,7 @@ hardware:
     gpu_names: {description: Their product names., type: list, elements: str}
     architecture: {description: Their architecture (C(Hopper)) when they share one., type: str}
     pcie_max_gen: {description: The highest PCIe generation a GPU's link supports., type: int}
-    ibstat: {description: The HCAs as read (the ibstat_facts layout) when I(expected.hca) was given, else null., type: dict}
+    ibstat: {description: "The HCAs as read (the ibstat_facts layout) when I(expected.hca) was given, else null.", type: dict}
   sample: {gpu_count: 8, gpu_names: [Tesla V100S-PCIE-32GB], architecture: null, pcie_max_gen: 3, ibstat: null}
 """
 

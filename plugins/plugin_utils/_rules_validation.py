@@ -32,6 +32,7 @@ HOST_NAMES = (
 )
 CHECK_FAMILIES = ("passive", "active")
 _UNIT_RE = re.compile(r"^[A-Za-z0-9@._:-]+$")
+_PIP_ENV_RE = re.compile(r"^PIP_[A-Z0-9_]+$")
 _HCA_KEYS = ("rate_gbps", "link_layers", "ignore", "count", "source")
 _LINK_LAYERS = ("InfiniBand", "Ethernet")
 
@@ -142,6 +143,15 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
     errors.check("validation_ddp_port", int_range(play.get("validation_ddp_port"), 1024, 65535))
     errors.check("validation_job_timeout", int_range(play.get("validation_job_timeout"), 30, 86400))
     errors.check("validation_ddp_venv", abs_path(play.get("validation_ddp_venv")))
+    pip_env = play.get("validation_ddp_pip_env") or {}
+    if not isinstance(pip_env, Mapping):
+        errors.add("validation_ddp_pip_env", "must map PIP_* variables to values (got %r)" % (pip_env,))
+    else:
+        for name, value in pip_env.items():
+            if not isinstance(name, str) or not _PIP_ENV_RE.match(name):
+                errors.add("validation_ddp_pip_env", "%r is not a PIP_* variable name" % (name,))
+            elif one_line(str(value)):
+                errors.add("validation_ddp_pip_env.%s" % name, one_line(str(value)))
     for var in ("validation_nccl_tests_dir",):
         if play.get(var):
             errors.check(var, abs_path(play.get(var)))

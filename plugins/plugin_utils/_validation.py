@@ -66,7 +66,7 @@ def parse_scontrol_nodes(text: str) -> Dict[str, Dict[str, Any]]:
             current["reason"] = line[len("Reason="):].strip() or None
             continue
         for field in line.split():
-            key, _, value = field.partition("=")
+            key, dummy, value = field.partition("=")
             if key == "State":
                 parts = value.split("+")
                 current["state"] = parts[0].rstrip("*")
@@ -473,6 +473,7 @@ def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> 
     except ValueError as exc:
         return dict(base, status="fail", measured=None, message="unreadable result line: %s" % exc)
     status = "pass" if result.get("status") == "pass" and rc == 0 else "fail"
+
     def number(key: str) -> float:
         value = result.get(key)
         return float("nan") if value is None else float(value)
@@ -505,3 +506,38 @@ def summary_lines(doc: Mapping[str, Any]) -> List[str]:
         lines.append("%s %s %s - %s%s" % (result["check"], ",".join(result["hosts"]), result["status"].upper(),
                                           result.get("message") or "", " (%s)" % result["note"] if result.get("note") else ""))
     return lines
+
+
+# ---------------------------------------------------------------------------
+# Rolling maintenance (playbooks/maintenance.yml)
+# ---------------------------------------------------------------------------
+
+MAINTENANCE_ROLES = ("nvidia_driver", "cuda", "ofed", "container_toolkit", "slurm")
+_BATCH_RE = re.compile(r"^([1-9][0-9]?|100)%$")
+
+
+def maintenance_errors(settings: Mapping[str, Any]) -> List[str]:
+    """Every error in the maintenance playbook's settings, each naming the variable."""
+    errors = []
+    roles = settings.get("maintenance_roles")
+    if not isinstance(roles, list) or any(role not in MAINTENANCE_ROLES for role in roles):
+        errors.append("maintenance_roles: must be a list of %s (got %r)" % (", ".join(MAINTENANCE_ROLES), roles))
+    batch = settings.get("maintenance_batch")
+    if isinstance(batch, str) and batch.isdigit():
+        batch = int(batch)
+    if not ((isinstance(batch, int) and not isinstance(batch, bool) and batch >= 1)
+            or (isinstance(batch, str) and _BATCH_RE.match(batch))):
+        errors.append("maintenance_batch: must be a number of nodes (1 or more) or a percentage (1%%-100%%) (got %r)"
+                      % (batch,))
+    timeout = settings.get("maintenance_drain_timeout")
+    if isinstance(timeout, str) and timeout.isdigit():
+        timeout = int(timeout)
+    if not isinstance(timeout, int) or isinstance(timeout, bool) or not 60 <= timeout <= 604800:
+        errors.append("maintenance_drain_timeout: must be seconds within 60-604800 (got %r)" % (timeout,))
+    return errors
+
+
+def maintenance_to_drain(slurm: Mapping[str, Mapping[str, Any]], hosts: Sequence[str]) -> List[str]:
+    """The batch's nodes to drain: those Slurm knows that are not drained already (an admin's
+    drain keeps its reason; a node a failed maintenance drained stays as it is)."""
+    return [host for host in sorted(hosts, key=natural_key) if host in slurm and not drained(slurm[host])]

@@ -10,7 +10,7 @@ test, Slurm GPU job, container). This module renders it:
 - ``validate_document``: raises ``RuleError`` naming every path that is not of the schema
   (keys that the schema does not name are ignored);
 - ``render_markdown``: the run, a node table (one row per host, one column per check), the
-  failures, warnings and skips, the pairs and the jobs;
+  failures and warnings, the pairs and the jobs;
 - ``render_html``: the same as one self-contained page (inline CSS, no script, nothing
   fetched), statuses colour-coded and spelled out, with inline SVG charts: each pair check's
   sweep (value vs message size, log2 axis) with the expected value as a dashed line, pairs that
@@ -374,11 +374,12 @@ def _expected(entry: Mapping[str, Any]) -> str:
 
 
 def _problems(doc: Mapping[str, Any]) -> List[Dict[str, str]]:
-    """Every check, pair and job that did not pass: failures, then warnings, then skips."""
+    """Every check, pair and job that failed or warned: failures, then warnings (skips are in the
+    node table, not here)."""
     rows: List[Dict[str, str]] = []
 
     def add(status: str, hosts: str, entry: Mapping[str, Any], message: Optional[str]) -> None:
-        if status != "pass":
+        if status in ("fail", "warn"):
             rows.append({"status": status, "hosts": hosts, "check": entry["check"],
                          "measured": _value(entry["measured"], entry.get("unit")), "expected": _expected(entry),
                          "source": entry.get("source") or "", "message": message or ""})
@@ -387,7 +388,8 @@ def _problems(doc: Mapping[str, Any]) -> List[Dict[str, str]]:
         for check in node["checks"]:
             add(check["status"], node["host"], check, check["message"])
     for pair in _ordered(doc["pairs"]):
-        add(pair["status"], ", ".join(pair["hosts"]), pair, pair.get("note"))
+        add(pair["status"], ", ".join(pair["hosts"]), pair,
+            "; ".join(text for text in (pair.get("message"), pair.get("note")) if text))
     for job in _ordered(doc["jobs"]):
         add(job["status"], ", ".join(job["hosts"]), job, job["message"])
     return sorted(rows, key=lambda row: _SEVERITY[row["status"]])

@@ -46,4 +46,11 @@ if [ "$action" = up ]; then
   # The summary is printed even when some node failed: the site playbook goes on without it.
   ansible-playbook "${inventory[@]}" site.yml || echo "site.yml ended with failed hosts (listed above)"
   ansible-playbook "${inventory[@]}" tests/sandbox/summary.yml
+  # Validation: a verdict per node, the results and report in /var/tmp/gpc-sandbox-validation.
+  # torch's CPU wheel here is for Python 3.11 (Debian 12): no DDP smoke test on Debian 13 nodes.
+  validate=(-e validation_results_dir=/var/tmp/gpc-sandbox-validation)
+  [ "$node_os" = debian12 ] || validate+=(-e validation_ddp=false)
+  ansible-playbook "${inventory[@]}" playbooks/validate.yml "${validate[@]}" \
+    || echo "validate.yml ended with failed hosts (listed above)"
+  echo "Validation report: /var/tmp/gpc-sandbox-validation/latest.html (and latest.md, latest.json)"
 fi

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Run one Slurm GPU job on each node at once and report, as JSON, what each job saw.
@@ -43,7 +42,7 @@ def main():
     args = parser.parse_args()
     jobs = []
     for spec in args.nodes:
-        node, _, gpus = spec.partition("=")
+        node, dummy, gpus = spec.partition("=")
         if not node or not gpus.isdigit() or int(gpus) < 1:
             parser.error("%r is not NODE=GPUS with GPUS >= 1" % spec)
         argv = [args.srun, "--immediate=60", "--nodes=1", "--ntasks=1", "--nodelist=" + node,
@@ -55,11 +54,11 @@ def main():
     report = []
     for node, gpus, proc in jobs:
         try:
-            output, _ = proc.communicate(timeout=max(1, deadline - time.time()))
+            output, dummy = proc.communicate(timeout=max(1, deadline - time.time()))
             rc = proc.returncode
         except subprocess.TimeoutExpired:
             proc.kill()
-            output, _ = proc.communicate()
+            output, dummy = proc.communicate()
             rc = "timeout after %ds" % args.timeout
         entry = {"host": node, "gpus": gpus, "rc": rc, "visible": None, "usable": None, "output": output[-2000:]}
         for line in output.splitlines():

@@ -202,11 +202,11 @@ HEALTH_FIELDS = [
 
 
 def test_health_fields_table_covers_every_local_capture():
-    assert sorted(c[1] for c, *_ in HEALTH_FIELDS if c[0] == XML) == sorted(
+    assert sorted(c[1] for c, *dummy in HEALTH_FIELDS if c[0] == XML) == sorted(
         n for n in list_fixtures(XML) if not n.startswith("shared/"))
 
 
-@pytest.mark.parametrize("capture, driver, cuda, count, gpu0", HEALTH_FIELDS, ids=[c[1] for c, *_ in HEALTH_FIELDS])
+@pytest.mark.parametrize("capture, driver, cuda, count, gpu0", HEALTH_FIELDS, ids=[c[1] for c, *dummy in HEALTH_FIELDS])
 def test_health_fields_per_capture(capture, driver, cuda, count, gpu0):
     parsed = smi(capture)
     assert (parsed["driver_version"], parsed["cuda_version"], len(parsed["gpus"])) == (driver, cuda, count)
@@ -306,7 +306,7 @@ CAPTURE_STATUSES = [
 KNOWN_BUGS = {(WDDM, "persistence_mode")}
 
 
-@pytest.mark.parametrize("capture, statuses, overall", CAPTURE_STATUSES, ids=[c[1] for c, *_ in CAPTURE_STATUSES])
+@pytest.mark.parametrize("capture, statuses, overall", CAPTURE_STATUSES, ids=[c[1] for c, *dummy in CAPTURE_STATUSES])
 def test_capture_statuses_with_nothing_expected(capture, statuses, overall):
     results = by_check(evaluate({"nvidia_smi": smi(capture)}, {}))
     want = dict(zip(GPU_CHECKS, statuses + (S,)))  # xid: no kernel log given
@@ -315,7 +315,7 @@ def test_capture_statuses_with_nothing_expected(capture, statuses, overall):
         if (capture, check) in KNOWN_BUGS:
             continue
         assert (check, results[check]["status"]) == (check, status)
-    if not any(c == capture for c, _ in KNOWN_BUGS):
+    if not any(c == capture for c, dummy in KNOWN_BUGS):
         assert verdict(list(results.values())) == overall
 
 

@@ -152,6 +152,11 @@ def test_no_host():
     ({"validation_ddp_port": "29500"}, ["validation_ddp_port: must be an integer (got '29500')"]),
     ({"validation_job_timeout": 29}, ["validation_job_timeout: must be within 30-86400 (got 29)"]),
     ({"validation_ddp_venv": "~/ddp"}, ["validation_ddp_venv: must be an absolute path (got '~/ddp')"]),
+    ({"validation_ddp_pip_env": ["PIP_NO_INDEX=1"]},
+     ["validation_ddp_pip_env: must map PIP_* variables to values (got ['PIP_NO_INDEX=1'])"]),
+    ({"validation_ddp_pip_env": {"NO_INDEX": "1", "PIP_FIND_LINKS": "http://mirror/wheels\n"}},
+     ["validation_ddp_pip_env: 'NO_INDEX' is not a PIP_* variable name",
+      "validation_ddp_pip_env.PIP_FIND_LINKS: must be text on one line (got 'http://mirror/wheels\\n')"]),
     ({"validation_nccl_tests_dir": "nccl-tests/build"},
      ["validation_nccl_tests_dir: must be an absolute path (got 'nccl-tests/build')"]),
     ({"validation_recorded_outputs": ["/srv/nccl.txt"]},
@@ -195,8 +200,8 @@ SEVERITY_CHECKS = ", ".join(CHECKS)
     ({"validation_gpu_count": "8"}, [H + "validation_gpu_count: must be an integer (got '8')"]),
     ({"validation_gpu_count": True}, [H + "validation_gpu_count: must be an integer (got True)"]),
     ({"validation_gpu_model": "H100\nA100"}, [H + "validation_gpu_model: must be text on one line (got 'H100\\nA100')"]),
-    ({"validation_gpu_model": 100}, [H + "validation_gpu_model: must be a quoted string (YAML reads an unquoted 550.120 "
-                                           "as the number 550.12) (got 100)"]),
+    ({"validation_gpu_model": 100},
+     [H + "validation_gpu_model: must be a quoted string (YAML reads an unquoted 550.120 as the number 550.12) (got 100)"]),
     ({"validation_driver_version": "580.159.04 580.126.09"},
      [H + "validation_driver_version: must be one word without blanks, quotes, #, \\, comma or = "
           "(got '580.159.04 580.126.09')"]),

@@ -35,6 +35,8 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     failing_checks,
     gpu_jobs,
     judge,
+    maintenance_errors,
+    maintenance_to_drain,
     natural_key,
     nccl_expectation,
     nic_rate_per_gpu,
@@ -43,6 +45,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     pairs,
     parse_scontrol_nodes,
     remix,
+    resumable,
     summary_lines,
 )
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import read_fixture
@@ -721,8 +724,8 @@ def job_result(host, status, measured, want, message):
      job_result("gpu1", "pass", 8, 8, "the job got 8 GPUs and its devices cgroup allowed exactly those")),
     # no devices cgroup (ConstrainDevices=no): the job may open every GPU of the node
     ({"host": "gpu1", "gpus": 4, "rc": 0, "visible": 4, "usable": 8, "devices": "0,1,2,3", "output": ""},
-     job_result("gpu1", "fail", 8, 4, "the job asked for 4 GPUs, CUDA_VISIBLE_DEVICES listed 4 and its devices cgroup "
-                                     "allowed 8")),
+     job_result("gpu1", "fail", 8, 4,
+                "the job asked for 4 GPUs, CUDA_VISIBLE_DEVICES listed 4 and its devices cgroup allowed 8")),
     ({"host": "gpu1", "gpus": 8, "rc": 0, "visible": None, "usable": None, "output": "\n"},
      job_result("gpu1", "fail", None, 8,
                 "the job asked for 8 GPUs, CUDA_VISIBLE_DEVICES listed None and its devices cgroup allowed None")),
@@ -823,3 +826,73 @@ def test_inputs_are_not_mutated():
     before = copy.deepcopy(slurm)
     node_actions({"adev2": "pass"}, {}, slurm, "drain", PREFIX)
     assert slurm == before
+
+
+# ---------------------------------------------------------------------------
+# Rolling maintenance and the resume before the active checks
+# ---------------------------------------------------------------------------
+
+GOOD_MAINTENANCE = {"maintenance_roles": ["nvidia_driver", "cuda"], "maintenance_batch": "10%",
+                    "maintenance_drain_timeout": 3600}
+
+
+@pytest.mark.parametrize("change", [
+    {}, {"maintenance_roles": []}, {"maintenance_batch": 1}, {"maintenance_batch": "2"}, {"maintenance_batch": "100%"},
+    {"maintenance_drain_timeout": "60"}, {"maintenance_roles": ["slurm", "ofed", "container_toolkit"]},
+])
+def test_maintenance_good_settings(change):
+    assert maintenance_errors(dict(GOOD_MAINTENANCE, **change)) == []
+
+
+@pytest.mark.parametrize("change, messages", [
+    ({"maintenance_roles": ["base_os"]},
+     ["maintenance_roles: must be a list of nvidia_driver, cuda, ofed, container_toolkit, slurm (got ['base_os'])"]),
+    ({"maintenance_roles": "cuda"},
+     ["maintenance_roles: must be a list of nvidia_driver, cuda, ofed, container_toolkit, slurm (got 'cuda')"]),
+    ({"maintenance_batch": 0},
+     ["maintenance_batch: must be a number of nodes (1 or more) or a percentage (1%-100%) (got 0)"]),
+    ({"maintenance_batch": "150%"},
+     ["maintenance_batch: must be a number of nodes (1 or more) or a percentage (1%-100%) (got '150%')"]),
+    ({"maintenance_batch": True},
+     ["maintenance_batch: must be a number of nodes (1 or more) or a percentage (1%-100%) (got True)"]),
+    ({"maintenance_drain_timeout": 10, "maintenance_batch": "x"},
+     ["maintenance_batch: must be a number of nodes (1 or more) or a percentage (1%-100%) (got 'x')",
+      "maintenance_drain_timeout: must be seconds within 60-604800 (got 10)"]),
+])
+def test_maintenance_bad_settings(change, messages):
+    assert maintenance_errors(dict(GOOD_MAINTENANCE, **change)) == messages
+
+
+def _slurm(state, flags=(), reason=None):
+    return {"state": state, "flags": list(flags), "reason": reason, "gpus": 8}
+
+
+SLURM_MIXED = {
+    "gpu1": _slurm("IDLE"),
+    "gpu2": _slurm("IDLE", ["DRAIN"], "admin: BIOS update [root@2026-11-24T10:00:00]"),
+    "gpu3": _slurm("MIXED", ["DRAIN"], "gpucluster-validation: gpu_count [root@2026-11-24T10:00:00]"),
+    "gpu10": _slurm("ALLOCATED"),
+}
+
+
+def test_maintenance_drains_only_what_is_not_drained():
+    assert maintenance_to_drain(SLURM_MIXED, ["gpu10", "gpu3", "gpu2", "gpu1", "unknown"]) == ["gpu1", "gpu10"]
+
+
+@pytest.mark.parametrize("health, expected", [
+    ({"gpu1": {"verdict": "pass"}, "gpu2": {"verdict": "pass"}, "gpu3": {"verdict": "warn"}}, ["gpu3"]),
+    ({"gpu3": {"verdict": "fail"}}, []),
+    ({"gpu3": None}, []),
+])
+def test_resumable_only_own_drains_that_pass(health, expected):
+    assert resumable(["gpu1", "gpu2", "gpu3", "gpu10"], health, SLURM_MIXED, "gpucluster-validation:") == expected
+
+
+def test_resumed_early_is_drained_again_when_it_fails():
+    actions = node_actions({"gpu3": "fail", "gpu1": "pass"}, {"gpu3": ["slurm_gpu_job"]},
+                           dict(SLURM_MIXED, gpu3=_slurm("IDLE")), "drain", "gpucluster-validation:",
+                           resumed_early=["gpu3"])
+    assert actions == {"gpu3": {"kind": "drained", "reason": "gpucluster-validation: slurm_gpu_job"},
+                       "gpu1": {"kind": "none", "reason": None}}
+    actions = node_actions({"gpu3": "warn"}, {}, SLURM_MIXED, "drain", "gpucluster-validation:", resumed_early=["gpu3"])
+    assert actions == {"gpu3": {"kind": "resumed", "reason": "gpucluster-validation: gpu_count [root@2026-11-24T10:00:00]"}}

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpucluster-healthcheck: this node's passive checks, the same code as the node_health module.

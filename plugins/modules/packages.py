@@ -1,0 +1,117 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # pylint: disable=invalid-name
+
+DOCUMENTATION = r"""
+---
+module: packages
+short_description: Install packages, asking apt only when a node lacks one
+version_added: 0.1.0
+description:
+  - On apt hosts, one C(dpkg-query) (a shell command, no module) lists the installed versions of
+    the requested packages; M(ansible.builtin.apt) runs only for the specs the node does not
+    satisfy, with this task's options. A no-op re-run therefore never opens apt's cache, which
+    costs seconds per node and task.
+  - A spec is C(name) (any installed version) or C(name=version) (exactly that version; C(*) in the
+    version is a wildcard, as apt reads it). A spec this module cannot judge for certain (an
+    architecture qualifier, a version relation such as C(>=), a virtual package) always goes to apt.
+  - On other hosts the names go to M(ansible.builtin.package); the apt-only options are not used
+    there.
+  - Runs through its action plugin; the roles of gpucluster.core install their packages with it.
+author: gpucluster.core contributors
+options:
+  name:
+    description: Package names or C(name=version) specs.
+    type: list
+    elements: str
+    required: true
+  state:
+    description: Only C(present) (installed, at the version given).
+    type: str
+    default: present
+    choices: [present]
+  update_cache:
+    description: Refresh apt's lists before installing (only when something is to install).
+    type: bool
+    default: false
+  cache_valid_time:
+    description: With O(update_cache), do not refresh lists younger than this many seconds.
+    type: int
+    default: 0
+  allow_downgrade:
+    description: Let apt install an older version than the installed one (a pin moved back).
+    type: bool
+    default: false
+  allow_change_held_packages:
+    description: Let apt change packages on hold (the roles hold what they pin).
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    details: The dpkg-query read runs in check mode too; apt then runs in check mode.
+  diff_mode:
+    support: none
+  platform:
+    platforms: [debian, rhel]
+    support: full
+notes:
+  - The node needs facts C(pkg_mgr) or C(os_family) (a minimal fact gathering has them).
+seealso:
+  - module: ansible.builtin.apt
+  - module: ansible.builtin.package
+"""
+
+EXAMPLES = r"""
+- name: Install the driver at its pin (apt runs only when the node lacks it)
+  gpucluster.core.packages:
+    name: [cuda-drivers-550=550.54.15-1, nvidia-persistenced]
+    allow_downgrade: true
+    allow_change_held_packages: true
+
+- name: Install the NFS client, refreshing apt's lists first when it is missing
+  gpucluster.core.packages:
+    name: [nfs-common]
+    update_cache: true
+    cache_valid_time: 3600
+"""
+
+RETURN = r"""
+pending:
+  description: The specs the node did not satisfy, handed to apt (empty when none).
+  returned: on apt hosts
+  type: list
+  elements: str
+  sample: ["cuda-drivers-550=550.90.07-1"]
+msg:
+  description: What was done (apt's own message when apt ran).
+  returned: always
+  type: str
+  sample: every package is installed as asked
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "name": {"type": "list", "elements": "str", "required": True},
+            "state": {"type": "str", "default": "present", "choices": ["present"]},
+            "update_cache": {"type": "bool", "default": False},
+            "cache_valid_time": {"type": "int", "default": 0},
+            "allow_downgrade": {"type": "bool", "default": False},
+            "allow_change_held_packages": {"type": "bool", "default": False},
+        },
+        supports_check_mode=True,
+    )
+    module.fail_json(msg="gpucluster.core.packages runs through its action plugin; call it as a task")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the packages action plugin decides on the controller: which of the requested apt package
+specs a node already satisfies, from one ``dpkg-query`` listing (pure, no Ansible imports).
+
+A spec is ``name`` (any installed version) or ``name=version`` (exactly that version; ``*`` in the
+version is a wildcard, as apt reads it). Anything this module cannot judge for certain (an
+architecture qualifier, a version relation such as ``>=``, a name dpkg does not list) counts as
+pending, so apt itself decides: the shortcut is only ever taken when nothing is to do."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+# The dpkg-query format the action plugin asks for: name, version, status abbreviation.
+DPKG_QUERY_FORMAT = "${Package}\\t${Version}\\t${db:Status-Abbrev}\\n"
+
+# apt's package names (Debian policy 5.6.1): lower case letters, digits, + - . ; two or more.
+_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+
+
+class PackagesError(Exception):
+    """A package spec or a dpkg-query listing of the wrong shape."""
+
+
+def dpkg_query_names(specs: list[str]) -> list[str]:
+    """The package names to ask dpkg-query about: those of the specs it can judge, in order, once."""
+    names: list[str] = []
+    for spec in specs:
+        name = _split(spec)[0]
+        if name is not None and name not in names:
+            names.append(name)
+    return names
+
+
+def parse_dpkg_query(text: str) -> dict[str, str]:
+    """``{name: version}`` of the packages dpkg lists as installed (status ``?i`` with no error
+    flag: ``ii`` or a held ``hi``) in output of DPKG_QUERY_FORMAT. Packages in other states
+    (config files only, half installed, unpacked) are left out: apt has work to do on them."""
+    installed: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3 or not fields[0]:
+            raise PackagesError("dpkg-query line %d is not 'name<TAB>version<TAB>status': %r" % (number, line))
+        name, version, status = fields
+        status = status.rstrip()
+        if len(status) >= 2 and status[1] == "i" and len(status.strip()) == 2 and version:
+            installed[name] = version
+    return installed
+
+
+def pending_specs(specs: list[str], installed: dict[str, str]) -> list[str]:
+    """The specs, in order, that the installed packages do not satisfy for certain."""
+    if not isinstance(specs, list) or not all(isinstance(spec, str) and spec for spec in specs):
+        raise PackagesError("name must be a list of package names or name=version specs, got %r" % (specs,))
+    pending: list[str] = []
+    for spec in specs:
+        name, version = _split(spec)
+        have = installed.get(name) if name is not None else None
+        if have is None:
+            pending.append(spec)
+        elif version is not None and not (fnmatch.fnmatchcase(have, version) if "*" in version else have == version):
+            pending.append(spec)
+    return pending
+
+
+def _split(spec: str) -> tuple[str | None, str | None]:
+    """(name, version or None) of a spec this module can judge; (None, None) for any other."""
+    name, sep, version = spec.partition("=")
+    if not _NAME.match(name) or (sep and not version) or any(op in spec for op in ("<", ">")):
+        return None, None
+    return name, (version if sep else None)

@@ -1,0 +1,72 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpucluster.core.packages' action plugin: apt is asked only for what the node lacks."""
+
+from __future__ import annotations
+
+from unittest.mock import MagicMock
+
+import pytest
+
+from ansible.errors import AnsibleActionFail
+from ansible.playbook.play_context import PlayContext
+from ansible.playbook.task import Task
+from ansible_collections.gpucluster.core.plugins.action.packages import ActionModule
+
+LISTING = "bash\t5.2.15-2+b13\tii \ncuda-drivers-550\t550.54.15-1\thi \n"
+
+
+def action(args, listing=LISTING, rc=0, check_mode=False):
+    task = Task()
+    task.args = args
+    task.check_mode = check_mode
+    plugin = ActionModule(task, MagicMock(), PlayContext(), loader=None, templar=None, shared_loader_obj=None)
+    plugin._low_level_execute_command = MagicMock(return_value={"rc": rc, "stdout": listing, "stderr": "boom"})
+    plugin._execute_module = MagicMock(return_value={"changed": True, "msg": "apt ran"})
+    return plugin
+
+
+def facts(pkg_mgr="apt"):
+    return {"inventory_hostname": "gpu01", "ansible_facts": {"pkg_mgr": pkg_mgr, "os_family": "Debian"}}
+
+
+def test_nothing_to_do_asks_only_dpkg():
+    plugin = action({"name": ["bash", "cuda-drivers-550=550.54.15-1"], "update_cache": True})
+    result = plugin.run(task_vars=facts())
+    assert result["changed"] is False and result["pending"] == []
+    plugin._execute_module.assert_not_called()
+    command = plugin._low_level_execute_command.call_args.args[0]
+    assert command == ("dpkg-query -W '--showformat=${Package}\\t${Version}\\t${db:Status-Abbrev}\\n' "
+                       "bash cuda-drivers-550")
+
+
+def test_apt_gets_only_the_pending_specs_and_the_set_options():
+    plugin = action({"name": ["bash", "cuda-drivers-550=550.90.07-1", "nfs-common"],
+                     "allow_downgrade": True, "allow_change_held_packages": True}, rc=1)
+    result = plugin.run(task_vars=facts())
+    assert result["changed"] is True and result["pending"] == ["cuda-drivers-550=550.90.07-1", "nfs-common"]
+    kwargs = plugin._execute_module.call_args.kwargs
+    assert kwargs["module_name"] == "ansible.legacy.apt"
+    assert kwargs["module_args"] == {"name": ["cuda-drivers-550=550.90.07-1", "nfs-common"], "state": "present",
+                                     "allow_downgrade": True, "allow_change_held_packages": True}
+
+
+def test_other_package_managers_go_to_package():
+    plugin = action({"name": ["rdma-core"], "update_cache": True})
+    plugin.run(task_vars=facts("dnf"))
+    plugin._low_level_execute_command.assert_not_called()
+    kwargs = plugin._execute_module.call_args.kwargs
+    assert kwargs["module_name"] == "ansible.legacy.package"
+    assert kwargs["module_args"] == {"name": ["rdma-core"], "state": "present"}
+
+
+@pytest.mark.parametrize("task_vars, rc, message", [
+    ({"inventory_hostname": "gpu01", "ansible_facts": {}}, 0,
+     "gpucluster.core.packages needs the fact pkg_mgr (or os_family) of gpu01"),
+    (facts(), 2, "dpkg-query failed (rc 2): boom"),
+])
+def test_failures_are_named(task_vars, rc, message):
+    plugin = action({"name": ["bash"]}, rc=rc)
+    with pytest.raises(AnsibleActionFail) as err:
+        plugin.run(task_vars=task_vars)
+    assert str(err.value) == message

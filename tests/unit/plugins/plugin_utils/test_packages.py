@@ -1,0 +1,81 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which package specs a node already satisfies (gpucluster.core.packages' shortcut)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
+    PackagesError,
+    dpkg_query_names,
+    parse_dpkg_query,
+    pending_specs,
+)
+
+# As dpkg-query -W --showformat='${Package}\t${Version}\t${db:Status-Abbrev}\n' prints them
+# (read on a Debian 12 node: the status abbreviation ends in a space when there is no error).
+LISTING = (
+    "bash\t5.2.15-2+b13\tii \n"
+    "cuda-drivers-550\t550.54.15-1\thi \n"
+    "docker-ce\t5:24.0.7-1~debian.12~bookworm\tii \n"
+    "nfs-common\t\tun \n"
+    "slurmd\t22.05.8-4+deb12u3\trc \n"
+    "half\t1.0-1\tiU \n"
+    "broken\t1.0-1\tiiR\n"
+)
+
+
+def test_parse_keeps_installed_and_held_only():
+    assert parse_dpkg_query(LISTING) == {
+        "bash": "5.2.15-2+b13",
+        "cuda-drivers-550": "550.54.15-1",
+        "docker-ce": "5:24.0.7-1~debian.12~bookworm",
+    }
+
+
+@pytest.mark.parametrize("text, message", [
+    ("bash 5.2 ii\n", "dpkg-query line 1 is not 'name<TAB>version<TAB>status': 'bash 5.2 ii'"),
+    ("bash\t5.2\tii \n\tx\tii\n", "dpkg-query line 2 is not 'name<TAB>version<TAB>status': '\\tx\\tii'"),
+])
+def test_parse_refuses_other_shapes(text, message):
+    with pytest.raises(PackagesError) as err:
+        parse_dpkg_query(text)
+    assert str(err.value) == message
+
+
+INSTALLED = parse_dpkg_query(LISTING)
+
+
+@pytest.mark.parametrize("specs, pending", [
+    (["bash"], []),
+    (["bash", "cuda-drivers-550=550.54.15-1"], []),
+    (["docker-ce=5:24.0.7-1~debian.12~bookworm"], []),
+    (["cuda-drivers-550=550.*"], []),
+    # Another version, a wildcard that does not match, a package not (fully) installed.
+    (["cuda-drivers-550=550.90.07-1"], ["cuda-drivers-550=550.90.07-1"]),
+    (["cuda-drivers-550=560.*"], ["cuda-drivers-550=560.*"]),
+    (["bash", "nfs-common", "slurmd", "half", "broken"], ["nfs-common", "slurmd", "half", "broken"]),
+    (["no-such-package"], ["no-such-package"]),
+    # What is not judged here goes to apt.
+    (["bash:amd64"], ["bash:amd64"]),
+    (["bash>=5"], ["bash>=5"]),
+    (["bash="], ["bash="]),
+    (["Bash"], ["Bash"]),
+    (["nvidia-*"], ["nvidia-*"]),
+    ([], []),
+])
+def test_pending_specs(specs, pending):
+    assert pending_specs(specs, INSTALLED) == pending
+
+
+@pytest.mark.parametrize("specs", ["bash", ["bash", ""], ["bash", 3], None])
+def test_pending_specs_refuses_other_shapes(specs):
+    with pytest.raises(PackagesError) as err:
+        pending_specs(specs, INSTALLED)
+    assert str(err.value) == "name must be a list of package names or name=version specs, got %r" % (specs,)
+
+
+def test_dpkg_query_names_once_and_only_judged():
+    assert dpkg_query_names(["bash", "bash=5.2", "libc6:amd64", "nvidia-*", "cuda-drivers-550=550.*"]) == [
+        "bash", "cuda-drivers-550"]

@@ -23,7 +23,8 @@ description:
   - On other hosts the names go to M(ansible.builtin.package); the apt-only options are not used
     there.
   - Runs through its action plugin; the roles of gpucluster.core install their packages with it.
-author: gpucluster.core contributors
+author:
+  - gpucluster.core developers (@gpucluster)
 options:
   name:
     description: Package names or C(name=version) specs.
@@ -51,7 +52,16 @@ options:
     description: Let apt change packages on hold (the roles hold what they pin).
     type: bool
     default: false
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
 attributes:
+  action:
+    support: full
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
   check_mode:
     support: full
     details: The dpkg-query read runs in check mode too; apt then runs in check mode.
@@ -59,7 +69,6 @@ attributes:
     support: none
   platform:
     platforms: [debian, rhel]
-    support: full
 notes:
   - The node needs facts C(pkg_mgr) or C(os_family) (a minimal fact gathering has them).
 seealso:

@@ -10,6 +10,7 @@ import shlex
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+from ansible_collections.gpucluster.core.plugins.modules.packages import ARGUMENT_SPEC
 from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
     DPKG_QUERY_FORMAT,
     PackagesError,
@@ -18,14 +19,6 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
     pending_specs,
 )
 
-_ARGUMENT_SPEC = {
-    "name": {"type": "list", "elements": "str", "required": True},
-    "state": {"type": "str", "default": "present", "choices": ["present"]},
-    "update_cache": {"type": "bool", "default": False},
-    "cache_valid_time": {"type": "int", "default": 0},
-    "allow_downgrade": {"type": "bool", "default": False},
-    "allow_change_held_packages": {"type": "bool", "default": False},
-}
 _APT_ONLY = ("update_cache", "cache_valid_time", "allow_downgrade", "allow_change_held_packages")
 
 
@@ -39,7 +32,7 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         del tmp
-        validation, args = self.validate_argument_spec(argument_spec=_ARGUMENT_SPEC)
+        validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         del validation
         facts = task_vars.get("ansible_facts") or {}
         pkg_mgr = facts.get("pkg_mgr") or ("apt" if facts.get("os_family") == "Debian" else None)

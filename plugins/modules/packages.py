@@ -106,19 +106,19 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
+# Also the action plugin's (plugins/action/packages.py), which does the work.
+ARGUMENT_SPEC = {
+    "name": {"type": "list", "elements": "str", "required": True},
+    "state": {"type": "str", "default": "present", "choices": ["present"]},
+    "update_cache": {"type": "bool", "default": False},
+    "cache_valid_time": {"type": "int", "default": 0},
+    "allow_downgrade": {"type": "bool", "default": False},
+    "allow_change_held_packages": {"type": "bool", "default": False},
+}
+
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "name": {"type": "list", "elements": "str", "required": True},
-            "state": {"type": "str", "default": "present", "choices": ["present"]},
-            "update_cache": {"type": "bool", "default": False},
-            "cache_valid_time": {"type": "int", "default": 0},
-            "allow_downgrade": {"type": "bool", "default": False},
-            "allow_change_held_packages": {"type": "bool", "default": False},
-        },
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     module.fail_json(msg="gpucluster.core.packages runs through its action plugin; call it as a task")
 
 

@@ -25,10 +25,12 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Rule
 FORMAT = "gpucluster.core.artifacts/1"
 NEWEST = "newest"
 # The roles of playbooks/site.yml in build order, and the common role's record last.
-SITE_ROLES = ("base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "slurm")
+SITE_ROLES = ("base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring", "slurm")
 RECORD_ROLES = SITE_ROLES + ("common",)
 GPU_ROLES = ("nvidia_driver", "cuda", "container_toolkit")
 CLUSTER_ROLES = ("base_os", "ofed", "nfs")
+# site.yml runs monitoring on the cluster and on the monitoring hosts.
+MONITORING_GROUP = "monitoring"
 # site.yml's host patterns: the cluster group, the Slurm groups, and the GPU nodes' group.
 CLUSTER_GROUP = "cluster"
 SLURM_GROUPS = ("slurm_controller", "slurm_dbd", "slurm_compute", "slurm_login")
@@ -182,7 +184,8 @@ def host_plan(data: Mapping[str, Any], host: str) -> Dict[str, Any]:
     if os_facts is not None:
         in_slurm = any(group in groups for group in SLURM_GROUPS)
         for role in SITE_ROLES:
-            if (role in GPU_ROLES and gpu_node) or (role in CLUSTER_ROLES and in_cluster) or (role == "slurm" and in_slurm):
+            if ((role in GPU_ROLES and gpu_node) or (role in CLUSTER_ROLES and in_cluster) or (role == "slurm" and in_slurm)
+                    or (role == "monitoring" and (in_cluster or MONITORING_GROUP in groups))):
                 roles.append(role)
     return {"host": host, "os": os_facts, "os_from": os_from, "reason": reason, "gpu_node": gpu_node,
             "gpu_node_from": gpu_from, "roles": roles, "warnings": warnings}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any, Callable, Iterable, List, Mapping, Optional
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
 
 class RuleError(Exception):
@@ -61,6 +61,17 @@ def for_hosts(hostvars: Mapping[str, Mapping[str, Any]], hosts: Iterable[str],
         errors = Errors(host)
         check(errors, hostvars.get(host, {}))
         out.extend(errors.messages)
+    return out
+
+
+def host_values(hostvars: Mapping[str, Mapping[str, Any]], hosts: Iterable[str], names: Iterable[str],
+                defaults: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """Each host's values of ``names``: its own, else the role's ``defaults``; a name neither sets is left out."""
+    names = tuple(names)
+    out: Dict[str, Dict[str, Any]] = {}
+    for host in hosts:
+        values = hostvars.get(host, {})
+        out[host] = {n: (values[n] if n in values else defaults.get(n)) for n in names if n in values or n in defaults}
     return out
 
 

@@ -14,7 +14,7 @@ import ipaddress
 import re
 from typing import Any, Dict, Iterable, List, Mapping
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError, host_values
 
 # The variables the rules read, per host.
 HOST_NAMES = (
@@ -195,12 +195,7 @@ def nfs_errors(hostvars: Mapping[str, Mapping[str, Any]], hosts: Iterable[str]) 
 def per_host(hostvars: Mapping[str, Mapping[str, Any]], hosts: Iterable[str],
              defaults: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
     """Each host's values of HOST_NAMES, the role's defaults where a host sets none."""
-    out: Dict[str, Dict[str, Any]] = {}
-    for host in hosts:
-        values = hostvars.get(host, {})
-        out[host] = {n: (values[n] if n in values else defaults.get(n))
-                     for n in HOST_NAMES if n in values or n in defaults}
-    return out
+    return host_values(hostvars, hosts, HOST_NAMES, defaults)
 
 
 def conf_options(role: Mapping[str, Mapping[str, Any]],

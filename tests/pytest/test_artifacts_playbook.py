@@ -145,10 +145,10 @@ def test_every_known_host_is_listed_and_the_unknown_one_is_warned_about(mixed):
         "deb12-gpu": (True, "fact cache"), "deb13-gpu": (True, "fact cache"), "jammy-gpu": (True, "gpucluster_gpu_node"),
         "deb12-cpu": (False, "fact cache"), "focal-cpu": (False, "gpucluster_gpu_node"),
         "image-build": (True, "gpucluster_gpu_node"), "unknown": (None, None), "this-machine": (False, "gpucluster_gpu_node")}
-    gpu_roles = ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs"]
+    gpu_roles = ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring"]
     assert hosts["deb12-gpu"]["roles"] == gpu_roles + ["slurm"]
     assert hosts["jammy-gpu"]["roles"] == gpu_roles
-    assert hosts["deb12-cpu"]["roles"] == ["base_os", "ofed", "nfs", "slurm"]
+    assert hosts["deb12-cpu"]["roles"] == ["base_os", "ofed", "nfs", "monitoring", "slurm"]
     assert hosts["unknown"]["roles"] == []
     assert ("host 'unknown': unknown OS (not reachable in this run and not in the fact cache): nothing is listed "
             "for it") in doc["warnings"]
@@ -188,8 +188,10 @@ def test_cuda_repository_per_release_with_the_lab_pins(mixed):
         assert (repository["type"], repository["name"], repository["suites"], repository["components"],
                 repository["key_url"], repository["hosts"], repository["roles"]) == (
             "apt", "cuda", ["/"], [], url + "3bf863cc.pub", [host] + (["image-build"] if path == "debian12" else []),
-            ["nvidia_driver", "cuda"]), path
-        assert packages(repository, host) == wanted, path
+            ["nvidia_driver", "cuda", "monitoring"]), path
+        # The monitoring role's DCGM exporter comes from the same repository, at its newest.
+        assert packages(repository, host) == {**wanted, "datacenter-gpu-manager-4-core": "newest",
+                                              "datacenter-gpu-manager-exporter": "newest"}, path
         # The driver packages pinned to the version, the cuda packages to theirs.
         pins = {p["name"]: p["version"] for p in repository["pins"]}
         assert pins["cuda-drivers*"] == version and pins["nvidia-kernel-*"] == version
@@ -207,7 +209,8 @@ def test_a_gpu_node_the_inventory_declares_gets_its_driver_without_gpus(mixed):
         "cuda-drivers-550": LAB_VARS["nvidia_driver_version"], "nvidia-kernel-open-dkms": LAB_VARS["nvidia_driver_version"],
         "cuda-toolkit-12-4": "12.4.1-1", "libcudnn9-cuda-12": LAB_VARS["cuda_cudnn_version"],
         "libcudnn9-dev-cuda-12": LAB_VARS["cuda_cudnn_version"], "libnccl2": LAB_VARS["cuda_nccl_version"],
-        "libnccl-dev": LAB_VARS["cuda_nccl_version"]}
+        "libnccl-dev": LAB_VARS["cuda_nccl_version"],
+        "datacenter-gpu-manager-4-core": "newest", "datacenter-gpu-manager-exporter": "newest"}
     assert not [w for w in doc["warnings"] if w.startswith("host 'image-build': nvidia_driver: no driver")]
     # A GPU node with GPUs keeps the role's choice (V100S: the proprietary modules).
     assert "nvidia-kernel-dkms" in packages(debian12, "deb12-gpu")
@@ -278,7 +281,8 @@ def test_the_sandbox_list_builds_its_mirror(tmp_path):
     assert {p["name"]: p["version"] for p in cuda["packages"]} == {
         "cuda-drivers-550": "550.54.15-1", "nvidia-kernel-dkms": "550.54.15-1", "cuda-toolkit-12-4": "12.4.1-1",
         "libcudnn9-cuda-12": "9.1.0.70-1", "libcudnn9-dev-cuda-12": "9.1.0.70-1",
-        "libnccl2": "2.21.5-1+cuda12.4", "libnccl-dev": "2.21.5-1+cuda12.4"}
+        "libnccl2": "2.21.5-1+cuda12.4", "libnccl-dev": "2.21.5-1+cuda12.4",
+        "datacenter-gpu-manager-4-core": "newest", "datacenter-gpu-manager-exporter": "newest"}
     assert [r["url"] for r in doc["repositories"]] == [
         "http://mirror:8080/compute/cuda/repos/debian12/x86_64/", "http://mirror:8080/libnvidia-container/stable/deb/amd64"]
     out = tmp_path / "www"
@@ -289,7 +293,9 @@ def test_the_sandbox_list_builds_its_mirror(tmp_path):
     served = {r["path"]: {(p["name"], p["version"]) for p in r["packages"]} for r in manifest["repos"]}
     for repository in doc["repositories"]:
         path = repository["url"].split("mirror:8080/", 1)[1].strip("/")
-        assert {(p["name"], p["version"]) for p in repository["packages"]} <= served[path]
+        # A package listed at its newest is served at the version the build chose.
+        assert {(p["name"], p["version"]) for p in repository["packages"]} <= (
+            served[path] | {(name, "newest") for name, _version in served[path]})
     # The driver's dependencies at the pinned version, none of the newer driver the catalogue also has.
     assert {v for n, v in served["compute/cuda/repos/debian12/x86_64"] if n.startswith(("nvidia-", "libcuda"))} == {
         "550.54.15-1"}

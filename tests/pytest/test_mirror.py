@@ -179,7 +179,7 @@ def test_build_prints_output_and_reuses_its_stamp(mirror):
 
 def test_manifest_and_layout(mirror):
     manifest = json.loads((mirror / "mirror.json").read_text())
-    assert [r["name"] for r in manifest["repos"]] == ["cuda", "nvidia-container-toolkit", "docker"]
+    assert [r["name"] for r in manifest["repos"]] == ["cuda", "nvidia-container-toolkit", "docker", "grafana"]
     for name in ("InRelease", "Release", "Release.gpg", "Packages", "Packages.gz", "3bf863cc.pub"):
         assert (mirror / CUDA / name).is_file(), name
     for name in ("InRelease", "Release", "Release.gpg", "Packages", "Packages.gz"):
@@ -194,9 +194,11 @@ def test_manifest_and_layout(mirror):
                   "MD5Sum:", "SHA256:", "Date: "):
         assert field in release
     assert " stable/binary-amd64/Packages.gz\n" in release
+    assert (mirror / "grafana/gpg.key").read_text().startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----")
+    assert (mirror / "grafana/dists/stable/main/binary-amd64/Packages.gz").is_file()
     assert "MD5Sum:" in (mirror / CUDA / "Release").read_text()
     fingerprints = {r["key_fingerprint"] for r in manifest["repos"]}
-    assert len(fingerprints) == 3, "each repo has its own key"
+    assert len(fingerprints) == 4, "each repo has its own key"
 
 
 def test_rebuild_keeps_the_repo_keys(tmp_path):
@@ -236,7 +238,8 @@ def test_debs_are_reproducible(tmp_path):
 
 def test_every_package_says_it_is_a_test_double(mirror):
     debs = sorted(mirror.rglob("*.deb"))
-    assert len(debs) == 55
+    repos = builder.load_spec(SPEC)[0]
+    assert len(debs) == sum(len(repo.packages) for repo in repos)
     for path in debs:
         fields = run(["dpkg-deb", "-f", path, "Description", "Maintainer"]).stdout
         assert NOTE in fields, path.name
@@ -246,7 +249,8 @@ def test_every_package_says_it_is_a_test_double(mirror):
 
 def test_packages_index_matches_the_debs(mirror):
     stanzas = (mirror / CUDA / "Packages").read_text().strip().split("\n\n")
-    assert len(stanzas) == 46
+    cuda = next(repo for repo in builder.load_spec(SPEC)[0] if repo.path == CUDA)
+    assert len(stanzas) == len(cuda.packages)
     for stanza in stanzas:
         fields = dict(re.findall(r"^([A-Za-z0-9-]+): (.*)$", stanza, re.M))
         data = (mirror / CUDA / fields["Filename"]).read_bytes()
@@ -354,20 +358,36 @@ def test_container_toolkit_doubles(mirror, tmp_path):
         "runc --root /run/x create --bundle b id\n"
 
 
+def _double_programs(interpreters):
+    """The test doubles' programs (file contents with a #! line naming one of interpreters) and
+    maintainer scripts (always sh), each as (name, body)."""
+    for package in (p for r in builder.load_spec(SPEC)[0] for p in r.packages):
+        bodies = [e["value"] for e in package.files.values() if e["kind"] == "content"
+                  and e["value"].split("\n", 1)[0] in interpreters]
+        if "#!/bin/sh" in interpreters:
+            bodies += list(package.scripts.values())
+        for index, body in enumerate(bodies):
+            yield f"{package.name}_{package.version}_{index}", body
+
+
 def test_shell_scripts_pass_shellcheck(tmp_path):
     if shutil.which("shellcheck") is None:
         pytest.skip("shellcheck is not installed")
-    repos = builder.load_spec(SPEC)[0]
     scripts = []
-    for package in (p for r in repos for p in r.packages):
-        bodies = [e["value"] for e in package.files.values() if e["kind"] == "content" and e["value"].startswith("#!")]
-        for index, body in enumerate([*bodies, *package.scripts.values()]):
-            path = tmp_path / f"{package.name}_{package.version}_{index}.sh"
-            path.write_text(body)
-            scripts.append(path)
+    for name, body in _double_programs(("#!/bin/sh", "#!/bin/bash")):
+        path = tmp_path / f"{name}.sh"
+        path.write_text(body)
+        scripts.append(path)
     assert len(scripts) > 10
     result = run(["shellcheck", "-s", "sh", *scripts])
     assert result.returncode == 0, result.stdout
+
+
+def test_python_doubles_compile():
+    programs = list(_double_programs(("#!/usr/bin/python3", "#!/usr/bin/env python3")))
+    assert programs, "no Python test double found"
+    for name, body in programs:
+        compile(body, name, "exec")
 
 
 # ----------------------------------------------------------------------------- apt
@@ -710,7 +730,8 @@ def test_artifacts_mode_serves_another_release_from_the_catalogue_repository_of_
 LISTED = "repository cuda (" + NVIDIA_URL + " /)"
 DOCKER_TRIXIE = "repository docker (https://download.docker.com/linux/debian trixie stable)"
 CATALOGUE = ("cuda at compute/cuda/repos/debian12/x86_64 (flat); nvidia-container-toolkit at "
-             "libnvidia-container/stable/deb/amd64 (flat); docker at linux/debian suite bookworm component stable")
+             "libnvidia-container/stable/deb/amd64 (flat); docker at linux/debian suite bookworm component stable; "
+             "grafana at grafana suite stable component main")
 
 
 @pytest.mark.parametrize("changes, errors", [

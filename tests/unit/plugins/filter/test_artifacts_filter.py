@@ -25,14 +25,17 @@ def test_filters_are_registered():
 def test_plan_document_and_table():
     plan = artifacts_host_plan({"facts": FACTS, "setup": {"ansible_facts": {}}, "gpu_node": False,
                                 "groups": ["cluster"]}, "cpu1")
-    assert (plan["os_from"], plan["roles"]) == ("gathered", ["base_os", "ofed", "nfs"])
+    assert (plan["os_from"], plan["roles"]) == ("gathered", ["base_os", "ofed", "nfs", "monitoring"])
     hostvars = {"cpu1": {"__artifacts_plan": plan,
                          "__base_os_artifacts": {"role": "base_os", "distribution_packages": ["chrony"]},
                          "__ofed_artifacts": {"role": "ofed", "distribution_packages": ["rdma-core"]},
-                         "__nfs_artifacts": {"role": "nfs", "distribution_packages": []}}}
+                         "__nfs_artifacts": {"role": "nfs", "distribution_packages": []},
+                         "__monitoring_artifacts": {"role": "monitoring",
+                                                    "distribution_packages": ["prometheus-node-exporter"]}}}
     doc = artifacts_document(hostvars, ["cpu1"], ["cpu1"])
-    assert [p["name"] for p in doc["distribution_packages"][0]["packages"]] == ["chrony", "rdma-core"]
-    assert artifacts_table(doc).splitlines()[-1] == "  Debian 12 (bookworm): chrony rdma-core"
+    names = [p["name"] for p in doc["distribution_packages"][0]["packages"]]
+    assert names == ["chrony", "rdma-core", "prometheus-node-exporter"]
+    assert artifacts_table(doc).splitlines()[-1] == "  Debian 12 (bookworm): chrony rdma-core prometheus-node-exporter"
 
 
 @pytest.mark.parametrize("call, message", [

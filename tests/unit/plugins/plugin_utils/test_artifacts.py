@@ -26,8 +26,8 @@ GPUS = {"gpu_count": 8, "pci": {"gpu_count": 8}}
 NO_GPUS = {"gpu_count": 0, "pci": {"gpu_count": 0}}
 PROBED = {"ansible_facts": {"nvidia": {}}}
 SKIPPED = {"skipped": True}
-ALL_ROLES = ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "slurm"]
-CPU_ROLES = ["base_os", "ofed", "nfs"]
+ALL_ROLES = ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring", "slurm"]
+CPU_ROLES = ["base_os", "ofed", "nfs", "monitoring"]
 
 
 def plan_of(facts, setup=None, probe=None, gpu_node=None, groups=("cluster",)):
@@ -40,18 +40,18 @@ def plan_of(facts, setup=None, probe=None, gpu_node=None, groups=("cluster",)):
 
 @pytest.mark.parametrize("kwargs, gpu_node, gpu_from, roles", [
     pytest.param({"facts": dict(DEBIAN12, nvidia=GPUS), "probe": PROBED}, True, "hardware", CPU_ROLES[:1]
-                 + ["nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs"], id="gpus-read-now"),
+                 + ["nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring"], id="gpus-read-now"),
     pytest.param({"facts": dict(DEBIAN12, nvidia={"gpu_count": 0, "pci": {"gpu_count": 2}}), "probe": PROBED},
-                 True, "hardware", ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs"],
+                 True, "hardware", ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring"],
                  id="pci-devices-without-a-driver"),
     pytest.param({"facts": dict(DEBIAN12, nvidia=NO_GPUS), "probe": PROBED}, False, "hardware", CPU_ROLES,
                  id="cpu-node"),
     pytest.param({"facts": dict(DEBIAN12, nvidia=GPUS)}, True, "fact cache",
-                 ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs"], id="gpus-from-the-cache"),
+                 ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring"], id="gpus-from-the-cache"),
     pytest.param({"facts": dict(DEBIAN12, nvidia=GPUS), "gpu_node": False}, False, "gpucluster_gpu_node", CPU_ROLES,
                  id="inventory-decides-no"),
     pytest.param({"facts": dict(DEBIAN12), "gpu_node": True}, True, "gpucluster_gpu_node",
-                 ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs"], id="inventory-decides-yes"),
+                 ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring"], id="inventory-decides-yes"),
     pytest.param({"facts": dict(DEBIAN12), "gpu_node": "false"}, False, "gpucluster_gpu_node", CPU_ROLES,
                  id="inventory-decides-as-text"),
     pytest.param({"facts": dict(DEBIAN12, nvidia=NO_GPUS), "groups": ["cluster", "gpucluster_gpu_nodes", "slurm_compute"]},
@@ -70,7 +70,7 @@ def test_gpu_node_and_roles_as_site_yml(kwargs, gpu_node, gpu_from, roles):
 def test_gathered_os():
     assert plan_of(dict(DEBIAN12)) == {
         "host": "n1", "os": OS_DEBIAN12, "os_from": "gathered", "reason": None, "gpu_node": True,
-        "gpu_node_from": "assumed", "roles": ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs"],
+        "gpu_node_from": "assumed", "roles": ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring"],
         "warnings": ["host 'n1': GPU hardware unknown (not read in this run and not in the fact cache): listed as a "
                      "GPU node so that the list is complete (gpucluster_gpu_node decides instead)"]}
 
@@ -81,7 +81,7 @@ def test_unreachable_host_from_the_fact_cache():
         "host": "n1", "os": {"distribution": "Ubuntu", "version": "22.04", "major_version": "22", "release": "jammy",
                              "os_family": "Debian", "architecture": "aarch64", "pkg_mgr": "apt"},
         "os_from": "fact cache", "reason": "not reachable: Failed to connect to the host via ssh: Connection refused",
-        "gpu_node": False, "gpu_node_from": "fact cache", "roles": ["base_os", "ofed", "nfs", "slurm"],
+        "gpu_node": False, "gpu_node_from": "fact cache", "roles": ["base_os", "ofed", "nfs", "monitoring", "slurm"],
         "warnings": ["host 'n1': not reachable in this run: its OS (Ubuntu 22.04 (jammy)) comes from the fact cache"]}
 
 

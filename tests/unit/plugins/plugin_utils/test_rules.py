@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils import _rules
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Errors, duplicates, for_hosts
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Errors, duplicates, for_hosts, host_values
 
 GOOD = [
     ("int_range", (5, 1, 10)), ("int_range", (1, 1, 10)), ("int_range", (10, 1, 10)),
@@ -133,3 +133,9 @@ def test_for_hosts_checks_each_host_in_order():
         "host 'c': p: must be within 1-65535 (got 70000)",
         "host 'a': p: must be within 1-65535 (got 0)",
     ]
+
+
+def test_host_values_take_the_hosts_own_then_the_defaults():
+    hostvars = {"n1": {"a": 1, "other": 9}, "n2": {"a": None}}
+    assert host_values(hostvars, ["n1", "n2", "n3"], ["a", "b", "c"], {"b": 2}) == {
+        "n1": {"a": 1, "b": 2}, "n2": {"a": None, "b": 2}, "n3": {"b": 2}}

@@ -1,0 +1,46 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The monitoring role's filters: monitoring_errors (its input rules), monitoring_scrape_configs
+(Prometheus's scrape jobs from the inventory), monitoring_alertmanager_peers (the other monitoring
+hosts' Alertmanagers, for gossip), monitoring_counters_csv (the DCGM exporter's
+counters file), monitoring_dashboard_queries (a Grafana dashboard's PromQL, ready to ask
+Prometheus) and monitoring_pinned_packages (a package list with one package at its pinned version).
+
+Documented in the .yml files of the same names beside this file."""
+
+from __future__ import annotations
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils._monitoring import (
+    alertmanager_peers, counters_csv, dashboard_queries, monitoring_errors, per_host, pinned_packages, scrape_configs)
+
+
+def _monitoring_errors(hostvars, hosts, defaults):
+    """The messages over every host's values (its own, else the role's)."""
+    return monitoring_errors(per_host(hostvars, hosts, defaults), list(hosts))
+
+
+def _monitoring_scrape_configs(hostvars, server, groups, defaults):
+    """The scrape jobs of the monitoring host ``server``."""
+    hosts = sorted(set(groups.get("all", [])) | {server})
+    return scrape_configs(per_host(hostvars, hosts, defaults), hostvars, groups, server)
+
+
+def _monitoring_alertmanager_peers(hostvars, server, groups, defaults):
+    """The ``--cluster.peer`` addresses of the monitoring host ``server``."""
+    hosts = sorted(set(groups.get("all", [])) | {server})
+    return alertmanager_peers(per_host(hostvars, hosts, defaults), groups, server)
+
+
+class FilterModule:
+    """The monitoring role's input rules and derived configuration."""
+
+    def filters(self):
+        return {
+            "monitoring_errors": as_filter("monitoring_errors", _monitoring_errors),
+            "monitoring_scrape_configs": as_filter("monitoring_scrape_configs", _monitoring_scrape_configs),
+            "monitoring_counters_csv": as_filter("monitoring_counters_csv", counters_csv),
+            "monitoring_alertmanager_peers": as_filter("monitoring_alertmanager_peers", _monitoring_alertmanager_peers),
+            "monitoring_dashboard_queries": as_filter("monitoring_dashboard_queries", dashboard_queries),
+            "monitoring_pinned_packages": as_filter("monitoring_pinned_packages", pinned_packages),
+        }

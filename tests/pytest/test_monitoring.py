@@ -1,0 +1,124 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""monitoring: the shipped alert rules under promtool (Debian's own, tests/harness/promtool.sh),
+the role's default Alertmanager configuration under amtool, and bad input refused before any
+host is touched."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from roleplay import assert_passes_validation, assert_refused_untouched, run_role
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = ROOT / "roles" / "monitoring" / "files" / "gpucluster.rules.yml"
+RULE_TESTS = ROOT / "tests" / "promtool" / "gpucluster.rules.test.yml"
+TOOL = ROOT / "tests" / "harness" / "promtool.sh"
+DASHBOARDS = [ROOT / "roles" / "monitoring" / "files" / "dashboards" / "gpucluster-gpu-health.json",
+              ROOT / "tests" / "unit" / "fixtures" / "dcgm-exporter" / "dcgm-exporter-dashboard.json"]
+
+# The collection as ansible-playbook sees it (tests/harness/setup-venv.sh links the checkout there).
+sys.path.insert(0, str(ROOT / ".venv" / "collections"))
+from ansible_collections.gpucluster.core.plugins.plugin_utils._monitoring import dashboard_queries  # noqa: E402
+
+
+def tool(*args, cwd=None):
+    return subprocess.run(["bash", str(TOOL), *args], capture_output=True, text=True, cwd=cwd, check=False)
+
+
+def test_rules_pass_promtool_check():
+    result = tool("promtool", "check", "rules", str(RULES))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS: 15 rules found" in result.stdout
+
+
+def test_rules_pass_their_unit_tests():
+    result = tool("promtool", "test", "rules", str(RULE_TESTS))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_alert_has_a_runbook_a_firing_and_a_quiet_case():
+    rules = [r for g in yaml.safe_load(RULES.read_text(encoding="utf-8"))["groups"] for r in g["rules"]]
+    assert [r["alert"] for r in rules if not r.get("annotations", {}).get("runbook")] == []
+    assert [r["alert"] for r in rules if r.get("labels", {}).get("severity") not in ("warning", "critical")] == []
+    cases = [c for t in yaml.safe_load(RULE_TESTS.read_text(encoding="utf-8"))["tests"] for c in t["alert_rule_test"]]
+    firing = {c["alertname"] for c in cases if c["exp_alerts"]}
+    quiet = {c["alertname"] for c in cases if not c["exp_alerts"]}
+    names = {r["alert"] for r in rules}
+    assert (sorted(names - firing), sorted(names - quiet)) == ([], [])
+
+
+def test_the_unit_tests_can_fail(tmp_path):
+    # The same tests over rules where XID 79 no longer needs action: promtool must say so.
+    broken = tmp_path / "rules.yml"
+    broken.write_text(RULES.read_text(encoding="utf-8").replace("DCGM_FI_DEV_XID_ERRORS == 79 or ", ""), encoding="utf-8")
+    tests = yaml.safe_load(RULE_TESTS.read_text(encoding="utf-8"))
+    tests["rule_files"] = [str(broken)]
+    (tmp_path / "tests.yml").write_text(yaml.safe_dump(tests), encoding="utf-8")
+    result = tool("promtool", "test", "rules", str(tmp_path / "tests.yml"))
+    assert result.returncode == 1
+    assert "alertname: GpuXidNeedsAction, time: 2m" in result.stdout + result.stderr
+
+
+def test_default_alertmanager_configuration_passes_amtool(tmp_path):
+    defaults = yaml.safe_load((ROOT / "roles" / "monitoring" / "defaults" / "main.yml").read_text(encoding="utf-8"))
+    config = {"route": defaults["monitoring_alertmanager_route"],
+              "receivers": defaults["monitoring_alertmanager_receivers"],
+              "inhibit_rules": defaults["monitoring_alertmanager_inhibit_rules"]}
+    (tmp_path / "alertmanager.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    result = tool("amtool", "check-config", str(tmp_path / "alertmanager.yml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Found:\n - global config\n - route\n - 1 inhibit rules\n - 1 receivers" in result.stdout
+
+
+def _as_recording_rules(tmp_path, queries):
+    # promtool parses every rule's expression: each query becomes a recording rule.
+    rules = {"groups": [{"name": "dashboard", "rules": [{"record": "dashboard:query_%d" % index, "expr": query["expr"]}
+                                                        for index, query in enumerate(queries)]}]}
+    path = tmp_path / "queries.yml"
+    path.write_text(yaml.safe_dump(rules), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("dashboard", DASHBOARDS, ids=lambda p: p.stem)
+def test_every_dashboard_query_parses_under_promtool(tmp_path, dashboard):
+    queries = dashboard_queries(json.loads(dashboard.read_text(encoding="utf-8")))
+    result = tool("promtool", "check", "rules", str(_as_recording_rules(tmp_path, queries)))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS: %d rules found" % len(queries) in result.stdout
+
+
+def test_a_broken_dashboard_query_fails_promtool(tmp_path):
+    queries = dashboard_queries(json.loads(DASHBOARDS[0].read_text(encoding="utf-8")))
+    queries[3]["expr"] = queries[3]["expr"].replace(")", "", 1)
+    result = tool("promtool", "check", "rules", str(_as_recording_rules(tmp_path, queries)))
+    assert result.returncode == 1
+    assert "dashboard:query_3" in result.stdout + result.stderr
+
+
+HOSTS = ["master", "worker1"]
+GROUPS = {"cluster": HOSTS, "monitoring": ["master"]}
+
+
+def run_monitoring(tmp_path, master=None, **group_vars):
+    return run_role(tmp_path, "gpucluster.core.monitoring", hosts={"master": master or {}, "worker1": {}},
+                    groups=GROUPS, group_vars=group_vars)
+
+
+def test_good_data_passes_preflight_validation(tmp_path):
+    result = run_monitoring(tmp_path, monitoring_grafana_admin_password="pytest-only-password")
+    assert_passes_validation(result, HOSTS, "monitoring_")
+
+
+def test_bad_data_is_refused_before_any_host_is_contacted(tmp_path):
+    result = run_monitoring(tmp_path, master={"monitoring_alertmanager_route": {"receiver": "pager"}},
+                            monitoring_grafana_admin_password="pytest-only-password")
+    assert_refused_untouched(
+        result, "host 'master': monitoring_alertmanager_route.receiver: 'pager' is not one of "
+                "monitoring_alertmanager_receivers (default)")

@@ -1,0 +1,396 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The monitoring role's rules (tables of good and bad data with exact messages), its scrape jobs
+from the inventory and its DCGM counters file."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils._monitoring import (
+    DCGM_COUNTERS, alertmanager_peers, counters_csv, dashboard_queries, is_gpu_node, monitoring_errors, per_host,
+    pinned_packages, scrape_configs)
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+
+DEFAULTS = {
+    "monitoring_server_group": "monitoring", "monitoring_scrape_group": "cluster", "monitoring_scrape_address": "",
+    "monitoring_node_exporter": True, "monitoring_node_exporter_port": 9100,
+    "monitoring_node_exporter_textfile_dir": "/var/lib/prometheus/node-exporter", "monitoring_node_exporter_args": [],
+    "monitoring_dcgm_exporter": True, "monitoring_dcgm_exporter_source": "package",
+    "monitoring_dcgm_exporter_image": "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04",
+    "monitoring_dcgm_exporter_port": 9400, "monitoring_dcgm_exporter_interval": 30000,
+    "monitoring_dcgm_exporter_counters_extra": [], "monitoring_slurm_job_mapping_dir": "/run/gpucluster/dcgm-job-map",
+    "monitoring_slurm_prolog_dir": "/etc/slurm/prolog.d", "monitoring_slurm_epilog_dir": "/etc/slurm/epilog.d",
+    "monitoring_gpu_count_expected": 0, "monitoring_slurm_metrics_interval": 60,
+    "monitoring_prometheus_port": 9090, "monitoring_prometheus_scrape_interval": "30s",
+    "monitoring_prometheus_evaluation_interval": "30s", "monitoring_prometheus_retention_time": "30d",
+    "monitoring_prometheus_retention_size": "", "monitoring_prometheus_storage_path": "/var/lib/prometheus/metrics2",
+    "monitoring_prometheus_external_labels": {}, "monitoring_prometheus_extra_scrape_configs": [],
+    "monitoring_alertmanager_port": 9093, "monitoring_alertmanager_cluster_port": 9094,
+    "monitoring_alertmanager_route": {"receiver": "default", "group_by": ["alertname", "node"], "group_wait": "30s"},
+    "monitoring_alertmanager_receivers": [{"name": "default"}], "monitoring_alertmanager_inhibit_rules": [],
+    "monitoring_grafana": True, "monitoring_grafana_port": 3000, "monitoring_grafana_admin_user": "admin",
+    "monitoring_grafana_admin_password": "", "monitoring_grafana_folder": "GPU cluster",
+    "monitoring_grafana_dashboard_urls": [
+        {"name": "nvidia-dcgm-exporter", "url": "https://raw.githubusercontent.com/NVIDIA/dcgm-exporter/d5e5f51/"
+                                                "grafana/dcgm-exporter-dashboard.json",
+         "checksum": "sha256:7c2172e582524efb70d9f585502366f7fec22b2464c3b89f75418ca648353e71"}],
+}
+SERVER = {"group_names": ["cluster", "monitoring"]}
+H = "host 'master': "
+
+
+def errors(**values):
+    hosts = {"master": values}
+    return monitoring_errors(per_host(hosts, ["master"], DEFAULTS), ["master"])
+
+
+def test_the_defaults_are_good():
+    assert errors() == []
+
+
+@pytest.mark.parametrize("values", [
+    {"monitoring_prometheus_retention_time": "1y2w"},
+    {"monitoring_prometheus_retention_size": "500GB"},
+    {"monitoring_node_exporter_args": ["--collector.systemd", "--collector.filesystem.mount-points-exclude=^/proc"]},
+    {"monitoring_dcgm_exporter_source": "container"},
+    {"monitoring_dcgm_exporter_counters_extra": [
+        {"field": "DCGM_FI_PROF_SM_ACTIVE", "type": "gauge", "help": "The ratio of cycles an SM has at least 1 warp."}]},
+    {"monitoring_prometheus_extra_scrape_configs": [{"job_name": "ipmi", "static_configs": [{"targets": ["bmc:9290"]}]}]},
+    {"monitoring_alertmanager_receivers": [{"name": "default"}, {"name": "oncall", "webhook_configs": [{"url": "http://x"}]}],
+     "monitoring_alertmanager_route": {"receiver": "default", "routes": [{"receiver": "oncall",
+                                                                          "matchers": ["severity = critical"]}]}},
+    {"monitoring_prometheus_external_labels": {"cluster": "lab"}},
+    {"monitoring_gpu_count_expected": 8},
+    dict(SERVER, monitoring_grafana_admin_password="8chars!!"),
+    dict(SERVER, monitoring_grafana=False),
+    {"monitoring_grafana_dashboard_urls": [{"name": "node_exporter-full", "url": "http://mirror/1860.json"}]},
+    {"monitoring_grafana_dashboard_urls": []},
+])
+def test_good_values(values):
+    assert errors(**values) == []
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"monitoring_prometheus_port": 0}, H + "monitoring_prometheus_port: must be within 1-65535 (got 0)"),
+    ({"monitoring_dcgm_exporter_port": 9100},
+     H + "monitoring_node_exporter_port, monitoring_dcgm_exporter_port: must be different ports (all are 9100)"),
+    ({"monitoring_node_exporter_textfile_dir": "var/lib"},
+     H + "monitoring_node_exporter_textfile_dir: must be an absolute path (got 'var/lib')"),
+    ({"monitoring_server_group": ""}, H + "monitoring_server_group: must be an inventory group name (got '')"),
+    ({"monitoring_node_exporter_args": ["--collector.systemd --collector.ntp"]},
+     H + "monitoring_node_exporter_args: must be a list of --flag or --flag=value strings without blanks "
+         "(got ['--collector.systemd --collector.ntp'])"),
+    ({"monitoring_dcgm_exporter_source": "tarball"},
+     H + "monitoring_dcgm_exporter_source: must be package or container (got 'tarball')"),
+    ({"monitoring_dcgm_exporter_source": "container", "monitoring_dcgm_exporter_image": "nvcr.io/nvidia/k8s/dcgm-exporter"},
+     H + "monitoring_dcgm_exporter_image: must be an image reference with a tag or digest, such as "
+         "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04 (got 'nvcr.io/nvidia/k8s/dcgm-exporter')"),
+    ({"monitoring_dcgm_exporter_interval": 50},
+     H + "monitoring_dcgm_exporter_interval: must be milliseconds within 100-3600000 (got 50)"),
+    ({"monitoring_dcgm_exporter_counters_extra": [{"field": "sm_clock", "type": "gauge", "help": "x"}]},
+     H + "monitoring_dcgm_exporter_counters_extra[0].field: must be a DCGM field name such as DCGM_FI_DEV_SM_CLOCK "
+         "(got 'sm_clock')"),
+    ({"monitoring_dcgm_exporter_counters_extra": [{"field": "DCGM_FI_DEV_XID_ERRORS", "type": "gauge", "help": "x"}]},
+     H + "monitoring_dcgm_exporter_counters_extra[0].field: DCGM_FI_DEV_XID_ERRORS is in the role's own list already"),
+    ({"monitoring_dcgm_exporter_counters_extra": [{"field": "DCGM_FI_PROF_SM_ACTIVE", "type": "histogram", "help": "x"}]},
+     H + "monitoring_dcgm_exporter_counters_extra[0].type: must be gauge, counter or label (got 'histogram')"),
+    ({"monitoring_dcgm_exporter_counters_extra": [{"field": "DCGM_FI_PROF_SM_ACTIVE", "type": "gauge", "help": "a\nb"}]},
+     H + "monitoring_dcgm_exporter_counters_extra[0].help: must be one line of text (got 'a\\nb')"),
+    ({"monitoring_dcgm_exporter_counters_extra": [{"field": "DCGM_FI_PROF_SM_ACTIVE", "type": "gauge"}] * 2},
+     H + "monitoring_dcgm_exporter_counters_extra: DCGM_FI_PROF_SM_ACTIVE is listed twice"),
+    ({"monitoring_gpu_count_expected": -1},
+     H + "monitoring_gpu_count_expected: must be the GPUs this node must show, 0-64 (0: what nvidia-smi shows at the "
+         "role run) (got -1)"),
+    ({"monitoring_slurm_metrics_interval": 5}, H + "monitoring_slurm_metrics_interval: must be seconds within 10-3600 (got 5)"),
+    ({"monitoring_prometheus_retention_time": "30 days"},
+     H + "monitoring_prometheus_retention_time: must be a Prometheus duration such as 30s, 15d or 1h30m (got '30 days')"),
+    ({"monitoring_prometheus_retention_size": "500G"},
+     H + "monitoring_prometheus_retention_size: must be empty or a size such as 500GB (units B, KB, MB, GB, TB, PB, EB) "
+         "(got '500G')"),
+    ({"monitoring_prometheus_external_labels": {"cluster-name": "lab"}},
+     H + "monitoring_prometheus_external_labels: must map label names ([a-zA-Z_][a-zA-Z0-9_]*) to strings "
+         "(got {'cluster-name': 'lab'})"),
+    ({"monitoring_prometheus_extra_scrape_configs": [{"job_name": "node"}]},
+     H + "monitoring_prometheus_extra_scrape_configs: the job_name 'node' is the role's own (prometheus, alertmanager, "
+         "node, dcgm)"),
+    ({"monitoring_prometheus_extra_scrape_configs": [{"static_configs": []}]},
+     H + "monitoring_prometheus_extra_scrape_configs: must be a list of Prometheus scrape configs, each with a job_name "
+         "(got [{'static_configs': []}])"),
+    ({"monitoring_alertmanager_receivers": []},
+     H + "monitoring_alertmanager_receivers: must be a non-empty list of Alertmanager receivers (got [])"),
+    ({"monitoring_alertmanager_receivers": [{"name": "default"}, {"name": "default"}]},
+     H + "monitoring_alertmanager_receivers: the receiver 'default' is defined twice"),
+    ({"monitoring_alertmanager_route": {"group_by": ["node"]}},
+     H + "monitoring_alertmanager_route: the top route must name a receiver"),
+    ({"monitoring_alertmanager_route": {"receiver": "default", "routes": [{"receiver": "pager"}]}},
+     H + "monitoring_alertmanager_route.routes[0].receiver: 'pager' is not one of monitoring_alertmanager_receivers "
+         "(default)"),
+    ({"monitoring_alertmanager_route": {"receiver": "default", "repeat_interval": "4 hours"}},
+     H + "monitoring_alertmanager_route.repeat_interval: must be a Prometheus duration such as 30s, 15d or 1h30m "
+         "(got '4 hours')"),
+    ({"monitoring_alertmanager_inhibit_rules": ["alertname=NodeExporterDown"]},
+     H + "monitoring_alertmanager_inhibit_rules: must be a list of Alertmanager inhibit rules "
+         "(got ['alertname=NodeExporterDown'])"),
+    (SERVER, H + "monitoring_grafana_admin_password: must be set (a string of at least 8 characters; the value is "
+                 "not shown)"),
+    (dict(SERVER, monitoring_grafana_admin_password="7 chars"),
+     H + "monitoring_grafana_admin_password: must be set (a string of at least 8 characters; the value is not shown)"),
+    (dict(SERVER, monitoring_grafana_admin_password="long enough\nsecond line"),
+     H + "monitoring_grafana_admin_password: must be on one line (the value is not shown)"),
+    ({"monitoring_grafana": "yes"}, H + "monitoring_grafana: must be true or false (got 'yes')"),
+    ({"monitoring_grafana_port": 9090},
+     H + "monitoring_prometheus_port, monitoring_grafana_port: must be different ports (all are 9090)"),
+    ({"monitoring_grafana_admin_user": "grafana admin"},
+     H + "monitoring_grafana_admin_user: must be one word without blanks, quotes, #, \\, comma or = "
+         "(got 'grafana admin')"),
+    ({"monitoring_grafana_folder": " "}, H + "monitoring_grafana_folder: must be a folder name (got ' ')"),
+    ({"monitoring_grafana_dashboard_urls": {"name": "x"}},
+     H + "monitoring_grafana_dashboard_urls: must be a list of {name, url, checksum} (got {'name': 'x'})"),
+    ({"monitoring_grafana_dashboard_urls": [{"name": "x"}]},
+     H + "monitoring_grafana_dashboard_urls[0]: must be a mapping with the keys name, url and (optional) checksum "
+         "(got {'name': 'x'})"),
+    ({"monitoring_grafana_dashboard_urls": [{"name": "Node Exporter", "url": "http://m/1860.json"}]},
+     H + "monitoring_grafana_dashboard_urls[0].name: must be a file name of lowercase letters, digits, _ and - "
+         "(got 'Node Exporter')"),
+    ({"monitoring_grafana_dashboard_urls": [{"name": "gpucluster-gpu-health", "url": "http://m/x.json"}]},
+     H + "monitoring_grafana_dashboard_urls[0].name: gpucluster-gpu-health is the role's own dashboard"),
+    ({"monitoring_grafana_dashboard_urls": [{"name": "x", "url": "ftp://m/x.json"}]},
+     H + "monitoring_grafana_dashboard_urls[0].url: must be a http:// or https:// URL (got 'ftp://m/x.json')"),
+    ({"monitoring_grafana_dashboard_urls": [{"name": "x", "url": "http://m/x.json", "checksum": "md5:abc"}]},
+     H + "monitoring_grafana_dashboard_urls[0].checksum: must be empty or sha256:<hex> or sha512:<hex> "
+         "(got 'md5:abc')"),
+    ({"monitoring_grafana_dashboard_urls": [{"name": "x", "url": "http://m/1.json"}, {"name": "x", "url": "http://m/2.json"}]},
+     H + "monitoring_grafana_dashboard_urls: the dashboard name 'x' is used twice"),
+])
+def test_bad_values(values, message):
+    assert errors(**values) == [message]
+
+
+def test_every_error_at_once_over_hosts():
+    hosts = {"master": {"monitoring_prometheus_port": "9090"}, "worker1": {"monitoring_node_exporter_port": 70000}}
+    assert monitoring_errors(per_host(hosts, ["master", "worker1"], DEFAULTS), ["master", "worker1"]) == [
+        "host 'master': monitoring_prometheus_port: must be an integer (got '9090')",
+        "host 'worker1': monitoring_node_exporter_port: must be within 1-65535 (got 70000)",
+    ]
+
+
+# ----------------------------------------------------------------------------- scrape jobs
+
+GROUPS = {"all": ["master", "worker1", "worker2", "cpu1"], "cluster": ["master", "worker1", "worker2", "cpu1"],
+          "monitoring": ["master"]}
+
+
+def jobs(hostvars, groups=None):
+    groups = groups or GROUPS
+    return {job["job_name"]: job for job in
+            scrape_configs(per_host(hostvars, groups["all"], DEFAULTS), hostvars, groups, "master")}
+
+
+def targets(job):
+    return [(c["targets"][0], c["labels"]["node"]) for c in job["static_configs"]]
+
+
+def test_scrape_jobs_from_the_inventory():
+    # worker2 did not answer this run: its GPUs are known from the fact cache, and it keeps its targets.
+    hostvars = {"master": {"gpucluster_gpu_node": True}, "worker1": {"monitoring_scrape_address": "10.0.0.11"},
+                "worker2": {"ansible_facts": {"nvidia": {"gpu_count": 0, "pci": {"gpu_count": 8}}}},
+                "cpu1": {"monitoring_node_exporter_port": 9111}}
+    found = jobs(hostvars, dict(GROUPS, gpucluster_gpu_nodes=["master", "worker1"]))
+    assert list(found) == ["prometheus", "alertmanager", "node", "dcgm"]
+    assert targets(found["prometheus"]) == [("localhost:9090", "master")]
+    assert targets(found["alertmanager"]) == [("master:9093", "master")]
+    assert targets(found["node"]) == [("cpu1:9111", "cpu1"), ("master:9100", "master"), ("10.0.0.11:9100", "worker1"),
+                                      ("worker2:9100", "worker2")]
+    assert targets(found["dcgm"]) == [("master:9400", "master"), ("10.0.0.11:9400", "worker1"),
+                                      ("worker2:9400", "worker2")]
+
+
+@pytest.mark.parametrize("servers, hostvars, expected", [
+    (["master"], {}, []),
+    (["master", "mon2", "mon3"], {}, ["mon2:9094", "mon3:9094"]),
+    # Each peer at its own address and its own cluster port, not the asking host's.
+    (["master", "mon2"], {"mon2": {"monitoring_scrape_address": "10.0.0.2", "monitoring_alertmanager_cluster_port": 9194}},
+     ["10.0.0.2:9194"]),
+])
+def test_alertmanager_peers(servers, hostvars, expected):
+    hosts = sorted(set(servers) | {"master"})
+    values = per_host({h: hostvars.get(h, {}) for h in hosts}, hosts, DEFAULTS)
+    assert alertmanager_peers(values, {"monitoring": servers}, "master") == expected
+
+
+@pytest.mark.parametrize("version, expected", [
+    ("", [{"name": "datacenter-gpu-manager-4-core", "version": "", "spec": "datacenter-gpu-manager-4-core"},
+          {"name": "datacenter-gpu-manager-exporter", "version": "", "spec": "datacenter-gpu-manager-exporter"}]),
+    ("4.1.3-1", [{"name": "datacenter-gpu-manager-4-core", "version": "", "spec": "datacenter-gpu-manager-4-core"},
+                 {"name": "datacenter-gpu-manager-exporter", "version": "4.1.3-1",
+                  "spec": "datacenter-gpu-manager-exporter=4.1.3-1"}]),
+])
+def test_one_package_at_its_pin(version, expected):
+    packages = ["datacenter-gpu-manager-4-core", "datacenter-gpu-manager-exporter"]
+    assert pinned_packages(packages, "datacenter-gpu-manager-exporter", version) == expected
+
+
+def test_extra_jobs_follow_and_a_cpu_only_cluster_has_no_dcgm_job():
+    extra = {"job_name": "ipmi", "static_configs": [{"targets": ["bmc:9290"]}]}
+    found = jobs({"master": {"monitoring_prometheus_extra_scrape_configs": [extra]}})
+    assert list(found) == ["prometheus", "alertmanager", "node", "ipmi"]
+    assert found["ipmi"] == extra
+
+
+@pytest.mark.parametrize("values, groups, expected", [
+    ({}, {"gpucluster_gpu_nodes": ["n1"]}, True),
+    ({"gpucluster_gpu_node": False}, {}, False),
+    ({"gpucluster_gpu_node": True}, {}, True),
+    ({"ansible_facts": {"nvidia": {"gpu_count": 8, "pci": {"gpu_count": 8}}}}, {}, True),
+    ({"ansible_facts": {"nvidia": {"gpu_count": 0, "pci": {"gpu_count": 0}}}}, {}, False),
+    ({}, {}, False),
+])
+def test_gpu_nodes(values, groups, expected):
+    assert is_gpu_node("n1", {"n1": values}, groups) is expected
+
+
+def test_gpu_node_flag_must_be_a_boolean():
+    with pytest.raises(RuleError) as exc:
+        is_gpu_node("n1", {"n1": {"gpucluster_gpu_node": "yes"}}, {})
+    assert str(exc.value) == "host 'n1': gpucluster_gpu_node must be true or false (got 'yes')"
+
+
+# ----------------------------------------------------------------------------- counters file
+
+def test_counters_file_turns_the_error_fields_on_and_adds_the_extra_ones():
+    text = counters_csv([{"field": "DCGM_FI_PROF_SM_ACTIVE", "type": "gauge", "help": "SM active."}])
+    lines = text.splitlines()
+    assert lines[0].startswith("#")
+    rows = [tuple(part.strip() for part in line.split(",", 2)) for line in lines[1:]]
+    assert rows[-1] == ("DCGM_FI_PROF_SM_ACTIVE", "gauge", "SM active.")
+    fields = [row[0] for row in rows]
+    for field in ("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+                  "DCGM_FI_DEV_ROW_REMAP_PENDING", "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+                  "DCGM_FI_DEV_THERMAL_VIOLATION", "DCGM_FI_DEV_POWER_VIOLATION", "DCGM_FI_DEV_RETIRED_DBE"):
+        assert field in fields
+    assert len(fields) == len(set(fields))
+
+
+def _root():
+    path = os.path.dirname(os.path.abspath(__file__))
+    while not os.path.isfile(os.path.join(path, "galaxy.yml")):
+        path = os.path.dirname(path)
+    return path
+
+
+def test_every_dcgm_metric_the_rules_read_is_exported():
+    with open(os.path.join(_root(), "roles", "monitoring", "files", "gpucluster.rules.yml"), encoding="utf-8") as handle:
+        used = set(re.findall(r"\bDCGM_FI_[A-Z0-9_]+", handle.read()))
+    assert used
+    assert sorted(used - {row[0] for row in DCGM_COUNTERS}) == []
+
+
+# NVIDIA's own counters files (../shared/monitoring, beside the checkout in CI) list every field
+# the role turns on, commented out or not; DCGM_FI_DEV_ROW_REMAP_PENDING is a DCGM field that
+# neither file lists.
+NOT_IN_NVIDIA_FILES = {"DCGM_FI_DEV_ROW_REMAP_PENDING"}
+
+
+def test_every_field_is_one_of_nvidias():
+    folder = os.path.join(os.path.realpath(_root()), "..", "shared", "monitoring")
+    if not os.path.isdir(folder):
+        pytest.skip("../shared/monitoring is not beside the checkout")
+    known = set()
+    for name in ("dcgm-exporter-default-counters.csv", "dcgm-exporter-dcp-metrics-included.csv"):
+        with open(os.path.join(folder, name), encoding="utf-8") as handle:
+            known |= set(re.findall(r"^#?\s*(DCGM_[A-Z0-9_]+)\s*,", handle.read(), re.M))
+    assert sorted({row[0] for row in DCGM_COUNTERS} - known - NOT_IN_NVIDIA_FILES) == []
+
+
+# --- Grafana dashboards: every query, ready to ask Prometheus
+
+def _dashboard(path):
+    with open(os.path.join(_root(), *path), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+OWN = ("roles", "monitoring", "files", "dashboards", "gpucluster-gpu-health.json")
+NVIDIA = ("tests", "unit", "fixtures", "dcgm-exporter", "dcgm-exporter-dashboard.json")
+
+
+def test_nvidias_dashboard_queries_with_all_selected():
+    queries = dashboard_queries(_dashboard(NVIDIA))
+    assert queries[:2] == [{"panel": "variable instance", "label": "instance", "expr": "DCGM_FI_DEV_GPU_TEMP"},
+                           {"panel": "variable gpu", "label": "gpu", "expr": "DCGM_FI_DEV_GPU_TEMP"}]
+    assert queries[2] == {"panel": "GPU Temperature", "label": "",
+                          "expr": 'DCGM_FI_DEV_GPU_TEMP{instance=~".+", gpu=~".+"}'}
+    assert len(queries) == 2 + 8
+
+
+def test_the_collections_dashboard_queries():
+    board = _dashboard(OWN)
+    queries = dashboard_queries(board)
+    assert [q["panel"] for q in queries[:2]] == ["variable node", "variable job"]
+    assert queries[1] == {"panel": "variable job", "label": "hpc_job", "expr": 'DCGM_FI_DEV_GPU_UTIL{node=~".+"}'}
+    assert [q["expr"] for q in queries if "$" in q["expr"] or "[[" in q["expr"]] == []
+    # Every panel but the rows has a query; the Slurm job filter's All keeps series without a job.
+    panels = [p for p in board["panels"] if p["type"] != "row"]
+    assert {q["panel"] for q in queries[2:]} == {p["title"] for p in panels}
+    assert all('hpc_job=~".*"' in q["expr"] for q in queries if "DCGM_FI_DEV_XID_ERRORS" in q["expr"])
+
+
+def test_every_metric_of_the_collections_dashboard_is_exported_or_the_roles():
+    text = json.dumps(_dashboard(OWN))
+    assert sorted(set(re.findall(r"\bDCGM_FI_[A-Z0-9_]+", text)) - {row[0] for row in DCGM_COUNTERS}) == []
+    with open(os.path.join(_root(), "roles", "monitoring", "files", "gpucluster.rules.yml"), encoding="utf-8") as handle:
+        alerts = set(re.findall(r"alert: (\w+)", handle.read()))
+    named = set(re.findall(r"alerts? ([A-Z][A-Za-z]+)", text)) | set(re.findall(r", ([A-Z][a-z]+[A-Z][A-Za-z]+)\)", text))
+    assert named and sorted(named - alerts) == []
+
+
+def board(panels, variables=()):
+    return {"uid": "b", "title": "B", "templating": {"list": list(variables)}, "panels": panels}
+
+
+def test_rows_variable_forms_and_builtin_intervals():
+    variables = [{"name": "node", "type": "query", "query": "label_values(up, node)", "allValue": ".*"},
+                 {"name": "ds", "type": "datasource", "query": "prometheus"},
+                 {"name": "step", "type": "constant", "query": "5m"}]
+    panels = [{"type": "row", "title": "r", "panels": [
+        {"title": "p", "targets": [{"expr": 'rate(x{node=~"${node:regex}"}[$__rate_interval])'},
+                                   {"expr": 'y{node=~"[[node]]"}[$step]'}, {"refId": "C"}]}]}]
+    assert dashboard_queries(board(panels, variables)) == [
+        {"panel": "variable node", "label": "node", "expr": "up"},
+        {"panel": "p", "label": "", "expr": 'rate(x{node=~".*"}[1m])'},
+        {"panel": "p", "label": "", "expr": 'y{node=~".*"}[5m]'}]
+
+
+def test_a_label_values_variable_without_a_metric_asks_for_the_label():
+    variables = [{"name": "job", "type": "query", "query": {"query": "label_values(hpc_job)", "refId": "A"}}]
+    assert dashboard_queries(board([], variables)) == [
+        {"panel": "variable job", "label": "hpc_job", "expr": '{hpc_job!=""}'}]
+
+
+@pytest.mark.parametrize("dashboard, message", [
+    ([], "not a Grafana dashboard (a mapping with a uid and a title)"),
+    ({"title": "no uid"}, "not a Grafana dashboard (a mapping with a uid and a title)"),
+    (board([{"title": "Temp", "targets": [{"expr": 'x{gpu=~"$gpu"}'}]}]),
+     "dashboard b panel 'Temp' uses $gpu, which is not a variable of the dashboard"),
+    (board([{"title": "Temp", "targets": [{"expr": ""}]}]),
+     "dashboard b: panel 'Temp': a target's expr must be a PromQL expression (got '')"),
+    (board([], [{"name": "n", "type": "query", "query": "query_result(up)"}]),
+     "dashboard b: variable n: only label_values() queries are supported (got 'query_result(up)')"),
+    (board([], [{"name": "n", "type": "adhoc"}]), "dashboard b: variable n has the unknown type 'adhoc'"),
+    (board([], [{"type": "query"}]), "dashboard b: every templating variable needs a name (got {'type': 'query'})"),
+    (board({"title": "x"}), "dashboard b: panels must be a list"),
+])
+def test_dashboards_that_cannot_be_checked(dashboard, message):
+    with pytest.raises(RuleError) as err:
+        dashboard_queries(dashboard)
+    assert str(err.value) == message
+
+
+def test_a_dashboard_without_templating():
+    assert dashboard_queries({"uid": "b", "title": "B", "templating": None,
+                              "panels": [{"title": "p", "targets": [{"expr": "up"}]}]}) == [
+        {"panel": "p", "label": "", "expr": "up"}]

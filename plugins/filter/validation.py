@@ -2,7 +2,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The validation role's filters: validation_errors (its input rules), validation_expected (what a
 node must show), validation_scontrol_nodes (Slurm's view of the nodes), validation_job_nodes (who runs
-the jobs), validation_bench_runs and validation_bench_recorded (benchmark outputs judged), validation_jobs (the GPU jobs and the DDP smoke test judged),
+the jobs), validation_bench_runs and validation_bench_recorded (benchmark outputs judged),
+validation_ib_pair_args (an ib_write_bw pair's adapters), validation_fabric_remix and
+validation_fabric_rounds (slow pairs re-mixed, the node at fault found), validation_jobs (the GPU
+jobs and the DDP smoke test judged),
 validation_document (the run's results with the node actions) and validation_report (Markdown
 or HTML).
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ansible_collections.gpucluster.core.plugins.module_utils._dcgmi import DcgmiError, parse_dcgmi_diag
 from ansible_collections.gpucluster.core.plugins.module_utils._nccl_tests import NcclTestsError, parse_nccl_tests
 from ansible_collections.gpucluster.core.plugins.module_utils._perftest import PerftestError, parse_perftest
 from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation as v
@@ -97,6 +101,28 @@ def _bench_recorded(texts: Mapping[str, str], paths: Mapping[str, str], hosts: S
     return [_bench(texts[check], check, hosts, hardware, settings, recorded=paths[check]) for check in sorted(texts)]
 
 
+def _fabric_remix(results: Sequence[Mapping[str, Any]]) -> Dict[str, List[List[str]]]:
+    """Round two's pairs per check ({check: pairs}, only checks that have some) from round one's
+    results measured here (recorded ones are not re-run)."""
+    out: Dict[str, List[List[str]]] = {}
+    for check in sorted(set(r["check"] for r in results if not r.get("recorded"))):
+        again = v.remix([r for r in results if r["check"] == check and not r.get("recorded")])
+        if again:
+            out[check] = again
+    return out
+
+
+def _ib_pair_args(pair: Sequence[str], hardware: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """gpucluster-ib-pair's arguments for a pair: the first host serves, each host on the adapter
+    of its fastest Active port (perftest's default adapter where ibstat shows none)."""
+    args = ["--server", pair[0]]
+    for host in pair:
+        device = v.ib_device((hardware.get(host) or {}).get("ibstat"))
+        if device:
+            args.extend(["--device", "%s=%s" % (host, device)])
+    return args
+
+
 def _resumable(hosts: Sequence[str], hostvars: Mapping[str, Any], slurm_nodes: Optional[Mapping[str, Any]],
                prefix: str) -> List[str]:
     health = {h: hostvars.get(h, {}).get("__validation_health") for h in hosts}
@@ -126,10 +152,24 @@ def _job_nodes(hosts: Sequence[str], hostvars: Mapping[str, Any],
     return {"all": nodes, "gpu": gpu, "gpu_hosts": gpu_hosts, "pairs": v.pairs(nodes)}
 
 
+def _dcgm_diag(host: str, run: Mapping[str, Any]) -> Dict[str, Any]:
+    """One node's dcgmi diag run (gpucluster-gpu-jobs' ``dcgmi``: level, path, rc, output) judged."""
+    if not run.get("path"):
+        return v.dcgm_diag_result(host, run["level"], None, None)
+    try:
+        parsed = parse_dcgmi_diag(run.get("output") or "")
+    except DcgmiError as exc:
+        return v.dcgm_diag_result(host, run["level"], None, "%s (exit %s)" % (exc, run.get("rc")))
+    return v.dcgm_diag_result(host, run["level"], parsed, None)
+
+
 def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
-    """The GPU job results (gpucluster-gpu-jobs' JSON) and the DDP job's (the registered srun result
-    with ``hosts`` added), whichever ran."""
+    """The GPU job results (gpucluster-gpu-jobs' JSON), the dcgmi diag runs inside them, and the DDP
+    job's (the registered srun result with ``hosts`` added), whichever ran."""
     out = v.gpu_jobs(gpu_report) if gpu_report else []
+    for job in (gpu_report or {}).get("jobs", []):
+        if job.get("dcgmi"):
+            out.append(_dcgm_diag(job["host"], job["dcgmi"]))
     if ddp:
         out.append(v.ddp_result(ddp.get("stdout", ""), ddp.get("hosts", []), ddp.get("rc", 1), ddp.get("stderr", "")))
     return out
@@ -184,6 +224,9 @@ class FilterModule:
             "validation_bench_runs": as_filter("validation_bench_runs", _bench_runs),
             "validation_bench_recorded": as_filter("validation_bench_recorded", _bench_recorded),
             "validation_job_nodes": as_filter("validation_job_nodes", _job_nodes),
+            "validation_fabric_remix": as_filter("validation_fabric_remix", _fabric_remix),
+            "validation_fabric_rounds": as_filter("validation_fabric_rounds", v.fabric_rounds),
+            "validation_ib_pair_args": as_filter("validation_ib_pair_args", _ib_pair_args),
             "validation_resumable": as_filter("validation_resumable", _resumable),
             "validation_jobs": as_filter("validation_jobs", _jobs),
             "validation_document": as_filter("validation_document", _document),

@@ -142,6 +142,8 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
     errors.check("validation_ddp_steps", int_range(play.get("validation_ddp_steps"), 10, 100000))
     errors.check("validation_ddp_port", int_range(play.get("validation_ddp_port"), 1024, 65535))
     errors.check("validation_job_timeout", int_range(play.get("validation_job_timeout"), 30, 86400))
+    errors.check("validation_dcgm_diag_level", int_range(play.get("validation_dcgm_diag_level", 1), 0, 4))
+    errors.check("validation_dcgmi_path", token(play.get("validation_dcgmi_path", "dcgmi")))
     errors.check("validation_ddp_venv", abs_path(play.get("validation_ddp_venv")))
     pip_env = play.get("validation_ddp_pip_env") or {}
     if not isinstance(pip_env, Mapping):
@@ -152,7 +154,7 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
                 errors.add("validation_ddp_pip_env", "%r is not a PIP_* variable name" % (name,))
             elif one_line(str(value)):
                 errors.add("validation_ddp_pip_env.%s" % name, one_line(str(value)))
-    for var in ("validation_nccl_tests_dir",):
+    for var in ("validation_nccl_tests_dir", "validation_perftest_path"):
         if play.get(var):
             errors.check(var, abs_path(play.get(var)))
     recorded = play.get("validation_recorded_outputs") or {}

@@ -170,6 +170,18 @@ def nic_rate_per_gpu(ibstat: Optional[Mapping[str, Any]], gpu_count: int,
     return sum(rates) / gpu_count
 
 
+def ib_device(ibstat: Optional[Mapping[str, Any]]) -> Optional[str]:
+    """The adapter ib_write_bw runs on: the one with the fastest Active port (what its result is
+    judged against), the first such adapter by name on a tie; None without an Active port."""
+    best: Optional[Tuple[float, str]] = None
+    for ca in sorted((ibstat or {}).get("cas", []), key=lambda c: natural_key(c["name"])):
+        for port in ca["ports"]:
+            rate = float(port["rate_gbps"] or 0)
+            if port["state"] == "Active" and (best is None or rate > best[0]):
+                best = (rate, ca["name"])
+    return best[1] if best else None
+
+
 def nccl_expectation(scope: str, fraction: float, *, nic_gbps_per_gpu: Optional[float] = None,
                      architecture: Optional[str] = None, nvlink: bool = False,
                      pcie_gen: Optional[int] = None) -> Optional[Dict[str, Any]]:
@@ -238,14 +250,21 @@ def pairs(hosts: Sequence[str]) -> List[List[str]]:
 
 
 def remix(results: Sequence[Mapping[str, Any]]) -> List[List[str]]:
-    """Second-round pairs for the slow (failed) pairs: each node of a slow pair with a node of
-    a good pair, so that a node slow again is the one at fault."""
+    """Second-round pairs for the slow (failed) pairs: each node of a slow pair with a node that
+    was only in good pairs, so that a node slow again is the one at fault. A node of a slow pair
+    never helps (with an odd node count one node is in two pairs), and is re-tested once."""
     slow = [r["hosts"] for r in results if r["status"] == "fail"]
-    good = [h for r in results if r["status"] == "pass" for h in r["hosts"]]
+    suspects = set(h for pair in slow for h in pair)
+    good: List[str] = []
+    for r in results:
+        if r["status"] == "pass":
+            good.extend(h for h in r["hosts"] if h not in suspects and h not in good)
     out: List[List[str]] = []
     helpers = iter(good)
     for pair in slow:
         for host in pair:
+            if any(host == again[0] for again in out):
+                continue
             partner = next(helpers, None)
             if partner is None:
                 return out
@@ -270,6 +289,37 @@ def blame(first: Sequence[Mapping[str, Any]], second: Sequence[Mapping[str, Any]
             for host in result["hosts"]:
                 out.setdefault(host, "slow only together with %s: the path between them (cable, switch port)"
                                % " and ".join(h for h in result["hosts"] if h != host))
+    return out
+
+
+def fabric_rounds(first: Sequence[Mapping[str, Any]], second: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """Round one's pair results with what round two (remix's pairs) found, then round two's own.
+
+    Each result gets ``round`` (1 or 2). A failed pair of round one gets ``blame``, per host,
+    where round two tells who is at fault (see blame): ``fail`` for a node slow again with a good
+    partner, ``pass`` for its partner, ``warn`` for both nodes of a pair slow only together (the
+    path between them: no node to drain). Round two's results count for no node: a good helper
+    paired with the bad node is not at fault. Checks are matched by name."""
+    out: List[Dict[str, Any]] = []
+    for check in sorted(set(r["check"] for r in first)):
+        ones = [r for r in first if r["check"] == check]
+        twos = [r for r in second if r["check"] == check]
+        at_fault = blame(ones, twos)
+        slow_again = set(r["hosts"][0] for r in twos if r["status"] == "fail")
+        for result in ones:
+            result = dict(result, round=1)
+            if result["status"] == "fail" and any(h in at_fault for h in result["hosts"]):
+                culprits = [h for h in result["hosts"] if h in at_fault and h in slow_again]
+                per_host: Dict[str, Dict[str, str]] = {}
+                for host in result["hosts"]:
+                    if host in at_fault:
+                        per_host[host] = {"status": "fail" if host in slow_again else "warn", "message": at_fault[host]}
+                    else:
+                        per_host[host] = {"status": "pass", "message": "slow with %s, which was slow again with another node"
+                                          % " and ".join(culprits)}
+                result["blame"] = per_host
+            out.append(result)
+        out.extend(dict(r, round=2) for r in twos)
     return out
 
 
@@ -350,20 +400,40 @@ def _worst(statuses: Iterable[str]) -> str:
     return "pass"
 
 
+def _one_check(entries: Sequence[Tuple[List[str], Dict[str, Any]]]) -> Dict[str, Any]:
+    """A node's results of one check (a node in two pairs, with an odd node count) as one: the
+    worst status, the lowest figure of that status, every partner's message."""
+    if len(entries) == 1:
+        return entries[0][1]
+    worst = _worst(entry["status"] for dummy, entry in entries)
+    pick = min((entry for dummy, entry in entries if entry["status"] == worst),
+               key=lambda entry: (entry["measured"] is None, entry["measured"] or 0))
+    return dict(pick, message="; ".join("with %s: %s" % (" and ".join(partners), entry["message"])
+                                        for partners, entry in entries))
+
+
 def document(run: Mapping[str, Any], nodes: Mapping[str, List[Mapping[str, Any]]],
              pair_results: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, Any]],
              actions: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
     """The run's results: per node its checks (passive, and the active results it took part in,
-    recorded ones left out of its verdict), the pairs, the jobs, the counts and the verdict."""
+    recorded ones and round two's re-mixed pairs left out of its verdict, a slow pair's result as
+    its ``blame`` judges this node), the pairs, the jobs, the counts and the verdict."""
     node_list = []
     for host in sorted(nodes, key=natural_key):
         checks = list(nodes[host])
+        active: Dict[str, List[Tuple[List[str], Dict[str, Any]]]] = {}
         for result in list(pair_results) + list(jobs):
-            if host in result["hosts"] and not result.get("recorded"):
-                checks.append({"check": result["check"], "kind": "active", "status": result["status"],
-                               "measured": result.get("measured"), "expected": result.get("expected"),
-                               "unit": result.get("unit"), "source": result.get("source"),
-                               "message": result.get("message"), "baseline": None})
+            if host not in result["hosts"] or result.get("recorded") or result.get("round", 1) != 1:
+                continue
+            judged = (result.get("blame") or {}).get(host) or result
+            # A node cleared by round two keeps none of the slow pair's figure (nor a baseline warning).
+            cleared = judged is not result and judged["status"] == "pass"
+            active.setdefault(result["check"], []).append(([h for h in result["hosts"] if h != host], {
+                "check": result["check"], "kind": "active", "status": judged["status"],
+                "measured": None if cleared else result.get("measured"), "expected": result.get("expected"),
+                "unit": result.get("unit"), "source": result.get("source"),
+                "message": judged.get("message"), "baseline": None}))
+        checks.extend(_one_check(entries) for entries in active.values())
         node_list.append({
             "host": host, "verdict": _worst(c["status"] for c in checks),
             "action": dict(actions.get(host) or {"kind": "none", "reason": None}), "checks": checks,
@@ -458,6 +528,28 @@ def gpu_jobs(report: Mapping[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
+def dcgm_diag_result(host: str, level: int, parsed: Optional[Mapping[str, Any]], problem: Optional[str]) -> Dict[str, Any]:
+    """A node's ``dcgmi diag -r LEVEL`` run judged: ``parsed`` is what the dcgmi parser read, or None
+    with ``problem`` (dcgmi missing: skip; output that cannot be read, or dcgmi's own error: fail).
+    A failed test or an error row fails, a warning warns; each names the tests."""
+    result: Dict[str, Any] = {"check": "dcgm_diag", "hosts": [host], "measured": None, "expected": None, "unit": None,
+                              "source": "dcgmi diag -r %d" % level, "series": []}
+    if parsed is None:
+        missing = problem is None
+        return dict(result, status="skip" if missing else "fail",
+                    message="dcgmi is not installed on the node (DCGM)" if missing else "dcgmi diag: %s" % problem)
+    tests = [t for t in parsed["tests"] if t["result"] != "skip"]
+    if parsed["overall"] == "pass":
+        message = "level %d: all %d tests pass%s" % (level, len(tests), " (DCGM %s)" % parsed["dcgm_version"]
+                                                      if parsed.get("dcgm_version") else "")
+    else:
+        parts = (["failed: %s" % ", ".join(parsed["failed"])] if parsed["failed"] else []) \
+            + (["errors: %s" % "; ".join(parsed["errors"])] if parsed["errors"] else []) \
+            + (["warned: %s" % ", ".join(parsed["warned"])] if parsed["warned"] else [])
+        message = "level %d: %s" % (level, "; ".join(parts))
+    return dict(result, status=parsed["overall"], message=message)
+
+
 def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> Dict[str, Any]:
     """The DDP smoke test's job result from rank 0's ``GPUCLUSTER-DDP-RESULT {json}`` line."""
     base: Dict[str, Any] = {"check": "ddp_smoke", "hosts": list(hosts), "unit": None,
@@ -473,6 +565,10 @@ def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> 
     except ValueError as exc:
         return dict(base, status="fail", measured=None, message="unreadable result line: %s" % exc)
     status = "pass" if result.get("status") == "pass" and rc == 0 else "fail"
+    message = result.get("message") or ""
+    if result.get("status") == "pass" and rc != 0:
+        tail = " ".join((stderr or "").split())[-600:]
+        message = "rank 0 passed, but the job exited %s: %s" % (rc, tail or "no error output")
 
     def number(key: str) -> float:
         value = result.get(key)
@@ -483,7 +579,7 @@ def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> 
         ", ".join(result.get("nodes", [])), result.get("backend"),
         "identical" if result.get("weights_identical") else (
             "differ by %s" % result["max_weight_diff"] if result.get("max_weight_diff") is not None else "not compared"))
-    return dict(base, status=status, measured=measured, message=result.get("message") or "",
+    return dict(base, status=status, measured=measured, message=message,
                 hosts=sorted(result.get("nodes") or hosts, key=natural_key),
                 series=[{"step": p["step"], "loss": p["loss"]} for p in result.get("losses", [])])
 

@@ -328,7 +328,10 @@ def _action(action: Mapping[str, Any]) -> str:
 
 
 def _note(pair: Mapping[str, Any]) -> str:
-    base = "recorded" if pair["recorded"] else "live"
+    base = "recorded" if pair["recorded"] else "live, round 2 (slow pairs re-mixed)" if pair.get("round") == 2 else "live"
+    blame = pair.get("blame") or {}
+    if blame:
+        base += "; " + ", ".join("%s: %s" % (host, blame[host]["message"]) for host in sorted(blame, key=_natural))
     return "%s: %s" % (base, pair["note"]) if pair.get("note") else base
 
 

@@ -17,6 +17,7 @@ import json
 
 import pytest
 
+from ansible_collections.gpucluster.core.plugins.module_utils._dcgmi import parse_dcgmi_diag
 from ansible_collections.gpucluster.core.plugins.module_utils._health import evaluate, hardware
 from ansible_collections.gpucluster.core.plugins.module_utils._ibstat import parse_ibstat, summarize
 from ansible_collections.gpucluster.core.plugins.module_utils._nvidia_smi import parse_health_xml
@@ -29,11 +30,14 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     SCHEMA,
     blame,
     compare_baseline,
+    dcgm_diag_result,
     ddp_result,
     document,
     drained,
+    fabric_rounds,
     failing_checks,
     gpu_jobs,
+    ib_device,
     judge,
     maintenance_errors,
     maintenance_to_drain,
@@ -450,8 +454,8 @@ def test_pairs(hosts, want):
     assert pairs(hosts) == want
 
 
-def result(hosts, status):
-    return {"check": "nccl_all_reduce", "hosts": hosts, "status": status}
+def result(hosts, status, check="nccl_all_reduce"):
+    return {"check": check, "hosts": hosts, "status": status}
 
 
 @pytest.mark.parametrize("first, want", [
@@ -464,6 +468,11 @@ def result(hosts, status):
     ([result(["n1", "n2"], "pass")], []),
     # a warn (nothing to compare with) is neither slow nor a helper
     ([result(["n1", "n2"], "warn"), result(["n3", "n4"], "fail")], []),
+    # odd count: n1 is in a good pair and in the slow wrap-around pair, so it is no helper
+    ([result(["n1", "n2"], "pass"), result(["n3", "n1"], "fail")], [["n3", "n2"]]),
+    # a node in two slow pairs is re-tested once; helpers run out before n3
+    ([result(["n1", "n2"], "fail"), result(["n3", "n1"], "fail"), result(["n4", "n5"], "pass")],
+     [["n1", "n4"], ["n2", "n5"]]),
 ])
 def test_remix(first, want):
     assert remix(first) == want
@@ -497,6 +506,122 @@ def test_fabric_rounds_end_to_end():
     measured_2 = {("gpu3", "gpu1"): 22.0, ("gpu4", "gpu2"): 45.8}
     second = [judge("nccl_all_reduce", p, measured_2[tuple(p)], NCCL_45) for p in second_pairs]
     assert blame(first, second) == {"gpu3": "slow with gpu4 and again with another node"}
+
+
+SLOW_AGAIN = {"status": "fail", "message": "slow with gpu1 and again with another node"}
+CLEARED = {"status": "pass", "message": "slow with gpu3, which was slow again with another node"}
+
+
+@pytest.mark.parametrize("first, second, want", [
+    # three nodes, gpu3 slow: round one's wrap-around pair is blamed on gpu3, gpu1 is cleared
+    ([result(["gpu1", "gpu2"], "pass"), result(["gpu3", "gpu1"], "fail")], [result(["gpu3", "gpu2"], "fail")],
+     [dict(result(["gpu1", "gpu2"], "pass"), round=1),
+      dict(result(["gpu3", "gpu1"], "fail"), round=1, blame={"gpu3": SLOW_AGAIN, "gpu1": CLEARED}),
+      dict(result(["gpu3", "gpu2"], "fail"), round=2)]),
+    # slow only together: the path between them, a warning for both
+    ([result(["n1", "n2"], "pass"), result(["n3", "n4"], "fail")],
+     [result(["n3", "n1"], "pass"), result(["n4", "n2"], "pass")],
+     [dict(result(["n1", "n2"], "pass"), round=1),
+      dict(result(["n3", "n4"], "fail"), round=1, blame={
+          "n3": {"status": "warn", "message": "slow only together with n4: the path between them (cable, switch port)"},
+          "n4": {"status": "warn", "message": "slow only together with n3: the path between them (cable, switch port)"}}),
+      dict(result(["n3", "n1"], "pass"), round=2), dict(result(["n4", "n2"], "pass"), round=2)]),
+    # no round two (no helper): round one stands as it is
+    ([result(["n1", "n2"], "fail")], [], [dict(result(["n1", "n2"], "fail"), round=1)]),
+    # checks are matched by name: the ib round two says nothing of the nccl pairs
+    ([result(["n1", "n2"], "fail"), result(["n1", "n2"], "pass", "ib_write_bw")],
+     [result(["n1", "n3"], "fail", "ib_write_bw")],
+     [dict(result(["n1", "n2"], "pass", "ib_write_bw"), round=1),
+      dict(result(["n1", "n3"], "fail", "ib_write_bw"), round=2),
+      dict(result(["n1", "n2"], "fail"), round=1)]),
+    ([], [], []),
+])
+def test_fabric_rounds(first, second, want):
+    assert fabric_rounds(first, second) == want
+
+
+def test_document_judges_a_slow_pair_by_its_blame():
+    """The node at fault fails, its partner passes, round two's pairs count for no node."""
+    nccl = {"value": 45.0, "unit": "GB/s", "source": "x"}
+    first = [judge("nccl_all_reduce", ["gpu1", "gpu2"], 46.0, nccl), judge("nccl_all_reduce", ["gpu3", "gpu1"], 20.0, nccl)]
+    second = [judge("nccl_all_reduce", ["gpu3", "gpu2"], 21.0, nccl)]
+    doc = document(RUN, {"gpu1": [], "gpu2": [], "gpu3": []}, fabric_rounds(first, second), [], {})
+    by_host = {n["host"]: n for n in doc["nodes"]}
+    # gpu1 is in two pairs (odd count): one check, the worst status and its lowest figure, both messages
+    assert [(c["status"], c["measured"], c["message"]) for c in by_host["gpu1"]["checks"]] == [
+        ("pass", 46.0, "with gpu2: 46 GB/s measured, >= 45 expected;"
+                       " with gpu3: slow with gpu3, which was slow again with another node")]
+    assert [(c["status"], c["message"]) for c in by_host["gpu2"]["checks"]] == [
+        ("pass", "46 GB/s measured, >= 45 expected")]
+    assert [(c["status"], c["message"]) for c in by_host["gpu3"]["checks"]] == [
+        ("fail", "slow with gpu1 and again with another node")]
+    assert [n["verdict"] for n in doc["nodes"]] == ["pass", "pass", "fail"]
+    assert doc["verdict"] == "fail"
+    assert [(p["hosts"], p["round"]) for p in doc["pairs"]] == [(["gpu1", "gpu2"], 1), (["gpu3", "gpu1"], 1), (["gpu3", "gpu2"], 2)]
+
+
+def test_document_merges_a_nodes_two_pairs_into_its_worst():
+    """Without round two, the odd node's two results of a check: the failing one, with both messages."""
+    nccl = {"value": 45.0, "unit": "GB/s", "source": "x"}
+    pair_results = [judge("nccl_all_reduce", ["gpu1", "gpu2"], 46.0, nccl),
+                    judge("nccl_all_reduce", ["gpu3", "gpu1"], 20.0, nccl),
+                    judge("nccl_all_reduce", ["gpu4", "gpu1"], 30.0, nccl)]
+    doc = document(RUN, {"gpu1": []}, pair_results, [], {})
+    assert doc["nodes"][0]["checks"] == [{
+        "check": "nccl_all_reduce", "kind": "active", "status": "fail", "measured": 20.0, "expected": 45.0,
+        "unit": "GB/s", "source": "x", "baseline": None,
+        "message": "with gpu2: 46 GB/s measured, >= 45 expected; with gpu3: 20 GB/s measured, >= 45 expected;"
+                   " with gpu4: 30 GB/s measured, >= 45 expected"}]
+
+
+def test_ib_device():
+    # the first adapter (natural order) with the fastest Active port: the CX-7 400G mlx5_0
+    assert ib_device(ibstat(IB_ROCE_OK)) == "mlx5_0"
+    assert ib_device(ibstat(IB_AZURE)) == "mlx5_0"
+    # the same capture with mlx5_0's port Down: the next 400G CX-7, mlx5_3 (not mlx5_10)
+    facts = copy.deepcopy(ibstat(IB_MIXED))
+    facts["cas"][0]["ports"][0]["state"] = "Down"
+    assert ib_device(facts) == "mlx5_3"
+    for ca in facts["cas"]:
+        for port in ca["ports"]:
+            port["state"] = "Down"
+    assert ib_device(facts) is None
+    assert ib_device(None) is None
+    assert ib_device({"cas": []}) is None
+
+
+DCGM_BASE = {"check": "dcgm_diag", "hosts": ["gpu1"], "measured": None, "expected": None, "unit": None, "series": []}
+
+
+@pytest.mark.parametrize("level, capture, problem, want", [
+    (2, "dcgm3.3.3-a100x8-level2-pass-empty-stress.txt", None,
+     {"status": "pass", "source": "dcgmi diag -r 2", "message": "level 2: all 11 tests pass (DCGM 3.3.3)"}),
+    # DCGM 2.x prints no version
+    (4, "blacklist-era-level4-all-pass-memtest-pulse.txt", None,
+     {"status": "pass", "source": "dcgmi diag -r 4", "message": "level 4: all 18 tests pass"}),
+    (1, "blacklist-era-level1-deployment-fail-empty-sections.txt", None,
+     {"status": "fail", "source": "dcgmi diag -r 1",
+      "message": "level 1: failed: Deployment/Persistence Mode, Deployment/Environment Variables,"
+                 " Deployment/Page Retirement, Deployment/Graphics Processes, Deployment/Inforom"}),
+    (1, None, None, {"status": "skip", "source": "dcgmi diag -r 1", "message": "dcgmi is not installed on the node (DCGM)"}),
+    (1, None, "Error: unable to connect to host engine (exit 255)",
+     {"status": "fail", "source": "dcgmi diag -r 1",
+      "message": "dcgmi diag: Error: unable to connect to host engine (exit 255)"}),
+])
+def test_dcgm_diag_result(level, capture, problem, want):
+    parsed = parse_dcgmi_diag(read_fixture("dcgmi", capture)) if capture else None
+    assert dcgm_diag_result("gpu1", level, parsed, problem) == dict(DCGM_BASE, **want)
+
+
+def test_dcgm_diag_result_names_warnings_and_errors():
+    """The passing DCGM 3.3.3 run with one test turned into a warning and an error row added."""
+    parsed = parse_dcgmi_diag(read_fixture("dcgmi", "dcgm3.3.3-a100x8-level2-pass-empty-stress.txt"))
+    parsed = dict(parsed, overall="warn", warned=["Hardware/GPU Memory"], errors=[])
+    assert dcgm_diag_result("gpu1", 2, parsed, None)["message"] == "level 2: warned: Hardware/GPU Memory"
+    parsed = dict(parsed, overall="fail", errors=["Persistence mode for GPU 0 is disabled"])
+    assert dcgm_diag_result("gpu1", 2, parsed, None) == dict(
+        DCGM_BASE, status="fail", source="dcgmi diag -r 2",
+        message="level 2: errors: Persistence mode for GPU 0 is disabled; warned: Hardware/GPU Memory")
 
 
 # ---------------------------------------------------------------------------
@@ -783,7 +908,9 @@ def test_ddp_result_pass():
 
 def test_ddp_result_pass_line_but_job_failed():
     out = ddp_result(PASSED + "\n", ["gpu9", "gpu10"], 1)
-    assert out["status"] == "fail"
+    assert (out["status"], out["message"]) == ("fail", "rank 0 passed, but the job exited 1: no error output")
+    out = ddp_result(PASSED + "\n", ["gpu9", "gpu10"], 1, "srun: error: gpu10: task 1: Exited with exit code 1\n")
+    assert out["message"] == "rank 0 passed, but the job exited 1: srun: error: gpu10: task 1: Exited with exit code 1"
 
 
 def test_ddp_result_weights_differ():

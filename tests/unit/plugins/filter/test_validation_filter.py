@@ -1,0 +1,85 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation filters that drive the fabric rounds: round two's pairs per check, and the
+adapters an ib_write_bw pair runs on (from real ibstat captures)."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpucluster.core.plugins.filter.validation import FilterModule
+from ansible_collections.gpucluster.core.plugins.module_utils._ibstat import parse_ibstat, summarize
+from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import read_fixture
+
+FILTERS = FilterModule().filters()
+fabric_remix = FILTERS["validation_fabric_remix"]
+fabric_rounds = FILTERS["validation_fabric_rounds"]
+ib_pair_args = FILTERS["validation_ib_pair_args"]
+jobs = FILTERS["validation_jobs"]
+
+
+def ibstat(name):
+    return summarize(parse_ibstat(read_fixture("ibstat", name)), "ibstat")
+
+
+def result(hosts, status, check, recorded=False):
+    return {"check": check, "hosts": hosts, "status": status, "recorded": recorded}
+
+
+@pytest.mark.parametrize("results, want", [
+    # per check; a check with nothing to re-run is left out
+    ([result(["g1", "g2"], "pass", "ib_write_bw"), result(["g3", "g1"], "fail", "ib_write_bw"),
+      result(["g1", "g2"], "pass", "nccl_all_reduce"), result(["g3", "g1"], "pass", "nccl_all_reduce")],
+     {"ib_write_bw": [["g3", "g2"]]}),
+    ([result(["g1", "g2"], "pass", "ib_write_bw"), result(["g3", "g4"], "fail", "ib_write_bw"),
+      result(["g1", "g2"], "pass", "nccl_all_reduce"), result(["g3", "g4"], "fail", "nccl_all_reduce")],
+     {"ib_write_bw": [["g3", "g1"], ["g4", "g2"]], "nccl_all_reduce": [["g3", "g1"], ["g4", "g2"]]}),
+    # a recorded output is not of these nodes: never re-run, never a helper
+    ([result(["g1", "g2"], "pass", "nccl_all_reduce", recorded=True), result(["g3", "g4"], "fail", "nccl_all_reduce")], {}),
+    ([], {}),
+])
+def test_fabric_remix(results, want):
+    assert fabric_remix(results) == want
+
+
+def test_fabric_rounds_is_wired():
+    first = [result(["g1", "g2"], "fail", "ib_write_bw")]
+    assert fabric_rounds(first, []) == [dict(first[0], round=1)]
+
+
+def test_ib_pair_args():
+    hardware = {"g1": {"ibstat": ibstat("h100-12x-roce-ethernet-cx7-400g-cx6dx-100g-all-active.txt")},
+                "g2": {"ibstat": None}}
+    # g2 shows no HCA: perftest's default adapter there
+    assert ib_pair_args(["g1", "g2"], hardware) == ["--server", "g1", "--device", "g1=mlx5_0"]
+    assert ib_pair_args(["g2", "g1"], hardware) == ["--server", "g2", "--device", "g1=mlx5_0"]
+    assert ib_pair_args(["g3", "g2"], {}) == ["--server", "g3"]
+
+
+def test_bad_input_is_a_filter_error():
+    with pytest.raises(AnsibleFilterError, match="validation_fabric_remix"):
+        fabric_remix([{"hosts": ["g1"]}])
+
+
+def gpu_job(host, dcgmi):
+    return {"host": host, "gpus": 8, "rc": 0, "visible": 8, "usable": 8, "devices": "0,1,2,3,4,5,6,7",
+            "output": "", "dcgmi": dcgmi}
+
+
+def test_jobs_judge_the_dcgmi_runs_inside_the_gpu_jobs():
+    report = {"jobs": [
+        gpu_job("g1", {"level": 2, "path": "/usr/bin/dcgmi", "rc": 0,
+                       "output": read_fixture("dcgmi", "dcgm3.3.3-a100x8-level2-pass-empty-stress.txt")}),
+        gpu_job("g2", {"level": 1, "path": "/usr/bin/dcgmi", "rc": 1,
+                       "output": read_fixture("dcgmi", "blacklist-era-level1-deployment-fail-empty-sections.txt")}),
+        gpu_job("g3", {"level": 1, "path": None, "rc": None, "output": None}),
+        gpu_job("g4", {"level": 1, "path": "/usr/bin/dcgmi", "rc": 255, "output": "Error: unable to connect to host engine\n"}),
+        gpu_job("g5", None),
+    ]}
+    got = [(j["check"], j["hosts"], j["status"]) for j in jobs(report, {})]
+    assert got == [("slurm_gpu_job", ["g%d" % n], "pass") for n in range(1, 6)] + [
+        ("dcgm_diag", ["g1"], "pass"), ("dcgm_diag", ["g2"], "fail"), ("dcgm_diag", ["g3"], "skip"),
+        ("dcgm_diag", ["g4"], "fail")]
+    assert jobs(report, {})[8]["message"].startswith("dcgmi diag: ")
+    assert jobs(report, {})[8]["message"].endswith("(exit 255)")

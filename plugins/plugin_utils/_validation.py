@@ -32,6 +32,8 @@ PCIE_X16_GBS = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
 _NODE_RE = re.compile(r"^NodeName=(\S+)")
 _GRES_GPU_RE = re.compile(r"(?:^|,)gpu(?::[^:,()]+)?:(\d+)")
 _NATURAL_RE = re.compile(r"(\d+)")
+# dcgmi's own errors when no host engine (nv-hostengine) answers on the node.
+_DCGM_NO_ENGINE_RE = re.compile(r"connect to host engine|establish a connection to the specified host", re.I)
 
 
 def natural_key(name: str) -> List[Any]:
@@ -535,9 +537,13 @@ def dcgm_diag_result(host: str, level: int, parsed: Optional[Mapping[str, Any]],
     result: Dict[str, Any] = {"check": "dcgm_diag", "hosts": [host], "measured": None, "expected": None, "unit": None,
                               "source": "dcgmi diag -r %d" % level, "series": []}
     if parsed is None:
-        missing = problem is None
-        return dict(result, status="skip" if missing else "fail",
-                    message="dcgmi is not installed on the node (DCGM)" if missing else "dcgmi diag: %s" % problem)
+        if problem is None:
+            return dict(result, status="skip", message="dcgmi is not installed on the node (DCGM)")
+        if _DCGM_NO_ENGINE_RE.search(problem):
+            # DCGM installed without its host engine running (the exporter embeds its own): not the GPUs' fault.
+            return dict(result, status="warn", message="dcgmi could not reach DCGM's host engine on the node (start it: "
+                        "systemctl enable --now nvidia-dcgm): %s" % problem)
+        return dict(result, status="fail", message="dcgmi diag: %s" % problem)
     tests = [t for t in parsed["tests"] if t["result"] != "skip"]
     if parsed["overall"] == "pass":
         message = "level %d: all %d tests pass%s" % (level, len(tests), " (DCGM %s)" % parsed["dcgm_version"]

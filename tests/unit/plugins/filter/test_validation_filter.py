@@ -74,7 +74,7 @@ def test_jobs_judge_the_dcgmi_runs_inside_the_gpu_jobs():
         gpu_job("g2", {"level": 1, "path": "/usr/bin/dcgmi", "rc": 1,
                        "output": read_fixture("dcgmi", "blacklist-era-level1-deployment-fail-empty-sections.txt")}),
         gpu_job("g3", {"level": 1, "path": None, "rc": None, "output": None}),
-        gpu_job("g4", {"level": 1, "path": "/usr/bin/dcgmi", "rc": 255, "output": "Error: unable to connect to host engine\n"}),
+        gpu_job("g4", {"level": 1, "path": "/usr/bin/dcgmi", "rc": 1, "output": "no table here\n"}),
         gpu_job("g5", None),
     ]}
     got = [(j["check"], j["hosts"], j["status"]) for j in jobs(report, {})]
@@ -82,4 +82,4 @@ def test_jobs_judge_the_dcgmi_runs_inside_the_gpu_jobs():
         ("dcgm_diag", ["g1"], "pass"), ("dcgm_diag", ["g2"], "fail"), ("dcgm_diag", ["g3"], "skip"),
         ("dcgm_diag", ["g4"], "fail")]
     assert jobs(report, {})[8]["message"].startswith("dcgmi diag: ")
-    assert jobs(report, {})[8]["message"].endswith("(exit 255)")
+    assert jobs(report, {})[8]["message"].endswith("(exit 1)")

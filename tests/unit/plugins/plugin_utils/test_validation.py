@@ -604,9 +604,18 @@ DCGM_BASE = {"check": "dcgm_diag", "hosts": ["gpu1"], "measured": None, "expecte
       "message": "level 1: failed: Deployment/Persistence Mode, Deployment/Environment Variables,"
                  " Deployment/Page Retirement, Deployment/Graphics Processes, Deployment/Inforom"}),
     (1, None, None, {"status": "skip", "source": "dcgmi diag -r 1", "message": "dcgmi is not installed on the node (DCGM)"}),
-    (1, None, "Error: unable to connect to host engine (exit 255)",
+    # no host engine answers (DCGM installed, nvidia-dcgm not running): a warning, not the GPUs' fault
+    (1, None, "dcgmi reported an error instead of results: Error: unable to establish a connection to the specified"
+              " host: localhost / Error: Unable to connect to host engine. Host engine connection invalid/disconnected."
+              " (exit 255)",
+     {"status": "warn", "source": "dcgmi diag -r 1",
+      "message": "dcgmi could not reach DCGM's host engine on the node (start it: systemctl enable --now nvidia-dcgm):"
+                 " dcgmi reported an error instead of results: Error: unable to establish a connection to the"
+                 " specified host: localhost / Error: Unable to connect to host engine. Host engine connection"
+                 " invalid/disconnected. (exit 255)"}),
+    (1, None, "text that is neither a dcgmi table nor JSON (exit 0)",
      {"status": "fail", "source": "dcgmi diag -r 1",
-      "message": "dcgmi diag: Error: unable to connect to host engine (exit 255)"}),
+      "message": "dcgmi diag: text that is neither a dcgmi table nor JSON (exit 0)"}),
 ])
 def test_dcgm_diag_result(level, capture, problem, want):
     parsed = parse_dcgmi_diag(read_fixture("dcgmi", capture)) if capture else None

@@ -546,8 +546,8 @@ def dcgm_diag_result(host: str, level: int, parsed: Optional[Mapping[str, Any]],
         return dict(result, status="fail", message="dcgmi diag: %s" % problem)
     tests = [t for t in parsed["tests"] if t["result"] != "skip"]
     if parsed["overall"] == "pass":
-        message = "level %d: all %d tests pass%s" % (level, len(tests), " (DCGM %s)" % parsed["dcgm_version"]
-                                                      if parsed.get("dcgm_version") else "")
+        version = " (DCGM %s)" % parsed["dcgm_version"] if parsed.get("dcgm_version") else ""
+        message = "level %d: all %d tests pass%s" % (level, len(tests), version)
     else:
         parts = (["failed: %s" % ", ".join(parsed["failed"])] if parsed["failed"] else []) \
             + (["errors: %s" % "; ".join(parsed["errors"])] if parsed["errors"] else []) \

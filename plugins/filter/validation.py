@@ -1,7 +1,8 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The validation role's filters: validation_errors (its input rules), validation_expected (what a
-node must show), validation_scontrol_nodes (Slurm's view of the nodes), validation_job_nodes (who runs
+node must show), validation_scontrol_nodes (Slurm's view of the nodes), validation_not_responding
+(the nodes Slurm's ping has not reached), validation_job_nodes (who runs
 the jobs), validation_bench_runs and validation_bench_recorded (benchmark outputs judged),
 validation_ib_pair_args (an ib_write_bw pair's adapters), validation_fabric_remix and
 validation_fabric_rounds (slow pairs re-mixed, the node at fault found), validation_jobs (the GPU
@@ -71,9 +72,8 @@ def _bench(text: str, check: str, hosts: Sequence[str], hardware: Mapping[str, M
             parsed = parse_perftest(text)
         except PerftestError as exc:
             return v.judge(check, hosts, None, None, recorded=recorded, errors="perftest output: %s" % exc)
-        port_rates = [max([p["rate_gbps"] or 0 for ca in (h.get("ibstat") or {}).get("cas", []) for p in ca["ports"]
-                           if p["state"] == "Active"] or [0]) for h in known]
-        port_rates = [r for r in port_rates if r]
+        fastest = [v.fastest_active_port(h.get("ibstat")) for h in known]
+        port_rates = [port[0] for port in fastest if port and port[0]]
         fraction = settings["validation_ib_bw_fraction"]
         expected = {"value": round(fraction * min(port_rates), 2), "unit": "Gb/s",
                     "source": "%.2f x %g Gb/s port rate (ibstat)" % (fraction, min(port_rates))} if port_rates else None
@@ -117,9 +117,9 @@ def _ib_pair_args(pair: Sequence[str], hardware: Mapping[str, Mapping[str, Any]]
     of its fastest Active port (perftest's default adapter where ibstat shows none)."""
     args = ["--server", pair[0]]
     for host in pair:
-        device = v.ib_device((hardware.get(host) or {}).get("ibstat"))
-        if device:
-            args.extend(["--device", "%s=%s" % (host, device)])
+        port = v.fastest_active_port((hardware.get(host) or {}).get("ibstat"))
+        if port:
+            args.extend(["--device", "%s=%s" % (host, port[1])])
     return args
 
 
@@ -221,6 +221,7 @@ class FilterModule:
             "validation_errors": as_filter("validation_errors", _errors),
             "validation_expected": as_filter("validation_expected", _expected),
             "validation_scontrol_nodes": as_filter("validation_scontrol_nodes", v.parse_scontrol_nodes),
+            "validation_not_responding": as_filter("validation_not_responding", v.not_responding),
             "validation_bench_runs": as_filter("validation_bench_runs", _bench_runs),
             "validation_bench_recorded": as_filter("validation_bench_recorded", _bench_recorded),
             "validation_job_nodes": as_filter("validation_job_nodes", _job_nodes),

@@ -82,6 +82,11 @@ def parse_scontrol_nodes(text: str) -> Dict[str, Dict[str, Any]]:
     return nodes
 
 
+def not_responding(nodes: Mapping[str, Mapping[str, Any]], hosts: Sequence[str]) -> List[str]:
+    """Which of ``hosts`` Slurm shows NOT_RESPONDING (a node just resumed is, until its next ping)."""
+    return [host for host in hosts if "NOT_RESPONDING" in (nodes.get(host) or {}).get("flags", [])]
+
+
 def drained(node: Mapping[str, Any]) -> bool:
     return "DRAIN" in node["flags"] or node["state"] in ("DRAINED", "DRAINING")
 
@@ -172,16 +177,17 @@ def nic_rate_per_gpu(ibstat: Optional[Mapping[str, Any]], gpu_count: int,
     return sum(rates) / gpu_count
 
 
-def ib_device(ibstat: Optional[Mapping[str, Any]]) -> Optional[str]:
-    """The adapter ib_write_bw runs on: the one with the fastest Active port (what its result is
-    judged against), the first such adapter by name on a tie; None without an Active port."""
+def fastest_active_port(ibstat: Optional[Mapping[str, Any]]) -> Optional[Tuple[float, str]]:
+    """(rate in Gb/s, adapter) of the node's fastest Active port: the adapter ib_write_bw runs on
+    and the rate its result is judged against; the first such adapter by name on a tie; None
+    without an Active port."""
     best: Optional[Tuple[float, str]] = None
     for ca in sorted((ibstat or {}).get("cas", []), key=lambda c: natural_key(c["name"])):
         for port in ca["ports"]:
             rate = float(port["rate_gbps"] or 0)
             if port["state"] == "Active" and (best is None or rate > best[0]):
                 best = (rate, ca["name"])
-    return best[1] if best else None
+    return best
 
 
 def nccl_expectation(scope: str, fraction: float, *, nic_gbps_per_gpu: Optional[float] = None,

@@ -16,6 +16,8 @@ FILTERS = FilterModule().filters()
 fabric_remix = FILTERS["validation_fabric_remix"]
 fabric_rounds = FILTERS["validation_fabric_rounds"]
 ib_pair_args = FILTERS["validation_ib_pair_args"]
+bench_runs = FILTERS["validation_bench_runs"]
+not_responding = FILTERS["validation_not_responding"]
 jobs = FILTERS["validation_jobs"]
 
 
@@ -83,3 +85,20 @@ def test_jobs_judge_the_dcgmi_runs_inside_the_gpu_jobs():
         ("dcgm_diag", ["g4"], "fail")]
     assert jobs(report, {})[8]["message"].startswith("dcgmi diag: ")
     assert jobs(report, {})[8]["message"].endswith("(exit 1)")
+
+
+def test_bench_runs_judge_ib_write_bw_against_the_slower_nodes_fastest_port():
+    """A real client sweep (100G RoCE, peak average 52.52 Gb/s) between a 400G CX-7 node and a 200G HDR node."""
+    hardware = {"g1": {"ibstat": ibstat("h100-12x-roce-ethernet-cx7-400g-cx6dx-100g-all-active.txt")},
+                "g2": {"ibstat": ibstat("ibstatus-azure-a100-9x-hdr-200g.txt")}}
+    run = {"item": ["g1", "g2"], "rc": 0, "stdout": read_fixture("perftest", "cns-ib-write-bw-roce-all-sizes-gbits-client.txt")}
+    settings = {"validation_nccl_inter_fraction": 0.9, "validation_ib_bw_fraction": 0.9}
+    got = bench_runs([run], "ib_write_bw", hardware, settings)[0]
+    assert (got["status"], got["measured"], got["expected"], got["source"], got["message"]) == (
+        "fail", 52.52, 180.0, "0.90 x 200 Gb/s port rate (ibstat)", "52.52 Gb/s measured, >= 180 expected")
+    # no ibstat known for either node: nothing to compare with
+    assert bench_runs([run], "ib_write_bw", {}, settings)[0]["status"] == "warn"
+
+
+def test_not_responding_is_wired():
+    assert not_responding({"g1": {"flags": ["NOT_RESPONDING"]}, "g2": {"flags": []}}, ["g1", "g2"]) == ["g1"]

@@ -37,7 +37,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     fabric_rounds,
     failing_checks,
     gpu_jobs,
-    ib_device,
+    fastest_active_port,
     judge,
     maintenance_errors,
     maintenance_to_drain,
@@ -46,6 +46,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     nic_rate_per_gpu,
     node_actions,
     node_expectations,
+    not_responding,
     pairs,
     parse_scontrol_nodes,
     remix,
@@ -574,20 +575,34 @@ def test_document_merges_a_nodes_two_pairs_into_its_worst():
                    " with gpu4: 30 GB/s measured, >= 45 expected"}]
 
 
-def test_ib_device():
+def test_fastest_active_port():
     # the first adapter (natural order) with the fastest Active port: the CX-7 400G mlx5_0
-    assert ib_device(ibstat(IB_ROCE_OK)) == "mlx5_0"
-    assert ib_device(ibstat(IB_AZURE)) == "mlx5_0"
+    assert fastest_active_port(ibstat(IB_ROCE_OK)) == (400.0, "mlx5_0")
+    assert fastest_active_port(ibstat(IB_AZURE)) == (200.0, "mlx5_0")
     # the same capture with mlx5_0's port Down: the next 400G CX-7, mlx5_3 (not mlx5_10)
     facts = copy.deepcopy(ibstat(IB_MIXED))
     facts["cas"][0]["ports"][0]["state"] = "Down"
-    assert ib_device(facts) == "mlx5_3"
+    assert fastest_active_port(facts) == (400.0, "mlx5_3")
     for ca in facts["cas"]:
         for port in ca["ports"]:
             port["state"] = "Down"
-    assert ib_device(facts) is None
-    assert ib_device(None) is None
-    assert ib_device({"cas": []}) is None
+    assert fastest_active_port(facts) is None
+    assert fastest_active_port(None) is None
+    assert fastest_active_port({"cas": []}) is None
+
+
+def test_not_responding():
+    """A node just resumed shows IDLE+NOT_RESPONDING until slurmctld's next ping."""
+    nodes = parse_scontrol_nodes("\n".join([
+        node_text(name="adev1", state="IDLE+NOT_RESPONDING", reason=""),
+        node_text(name="adev2", state="IDLE", reason=""),
+        node_text(name="adev3"),  # the capture's DOWN*+NOT_RESPONDING node, not asked about
+    ]))
+    assert not_responding(nodes, ["adev1", "adev2"]) == ["adev1"]
+    assert not_responding(nodes, ["adev2"]) == []
+    # a node Slurm does not know is not waited for
+    assert not_responding(nodes, ["gpu9"]) == []
+    assert not_responding({}, []) == []
 
 
 DCGM_BASE = {"check": "dcgm_diag", "hosts": ["gpu1"], "measured": None, "expected": None, "unit": None, "series": []}

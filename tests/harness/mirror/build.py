@@ -70,7 +70,7 @@ RELATION_FIELDS = {
     "pre_depends": "Pre-Depends", "depends": "Depends", "recommends": "Recommends", "suggests": "Suggests",
     "provides": "Provides", "conflicts": "Conflicts", "breaks": "Breaks", "replaces": "Replaces",
 }
-FILE_KEYS = {"content", "mode", "link", "elf_soname"}
+FILE_KEYS = {"content", "mode", "link", "elf_soname", "from"}
 SCRIPTS = ("preinst", "postinst", "prerm", "postrm")
 LAYOUTS = ("flat", "dists")
 ARCHITECTURES = ("amd64", "all")
@@ -81,7 +81,8 @@ VERSION_RE = re.compile(r"^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*(?<!-)$")
 RELATION_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+(?::[a-z0-9]+)?(?:\s*\((?:<<|<=|=|>=|>>)\s*[A-Za-z0-9.+~:-]+\))?$")
 TOKEN_RE = re.compile(r"@([A-Z][A-Z_]*)@")
 MODE_RE = re.compile(r"^0?[0-7]{3}$")
-REL_PATH_RE = re.compile(r"^[A-Za-z0-9._+-]+(?:/[A-Za-z0-9._+-]+)*$")
+# ":" too: pkgs.k8s.io names its repositories core:/stable:/v1.NN/deb.
+REL_PATH_RE = re.compile(r"^[A-Za-z0-9._+:-]+(?:/[A-Za-z0-9._+:-]+)*$")
 
 
 class SpecError(Exception):
@@ -168,7 +169,7 @@ def _string(where: str, value: object) -> str:
 def _rel_path(where: str, value: object) -> str:
     text = _string(where, value).strip("/")
     if not REL_PATH_RE.match(text) or ".." in text.split("/"):
-        raise SpecError(f"{where}: '{value}' is not a relative URL path (letters, digits, . _ + - and /)")
+        raise SpecError(f"{where}: '{value}' is not a relative URL path (letters, digits, . _ + - : and /)")
     return text
 
 
@@ -228,9 +229,9 @@ def _files(where: str, value: object, tokens: dict[str, str]) -> dict[str, dict]
         for key in spec:
             if key not in FILE_KEYS:
                 raise SpecError(f"{here}: unknown key '{key}' (allowed: {', '.join(sorted(FILE_KEYS))})")
-        kinds = [k for k in ("content", "link", "elf_soname") if k in spec]
+        kinds = [k for k in ("content", "link", "elf_soname", "from") if k in spec]
         if len(kinds) != 1:
-            raise SpecError(f"{here}: needs exactly one of content, link, elf_soname")
+            raise SpecError(f"{here}: needs exactly one of content, link, elf_soname, from")
         entry: dict = {"kind": kinds[0]}
         if "mode" in spec:
             if kinds[0] == "link":
@@ -245,6 +246,12 @@ def _files(where: str, value: object, tokens: dict[str, str]) -> dict[str, dict]
             if not isinstance(spec["content"], str):
                 raise SpecError(f"{here}: content must be a string")
             entry["value"] = _expand(here, spec["content"], tokens)
+        elif kinds[0] == "from":
+            # A file of the build machine ($VARIABLES from the environment): built software, not a double.
+            source = os.path.expandvars(_expand(here, _string(f"{here} from", spec["from"]), tokens))
+            if not source.startswith("/") or not os.path.isfile(source):
+                raise SpecError(f"{here}: from must name an existing file of this machine (got {source!r})")
+            entry["value"] = source
         else:
             entry["value"] = _expand(here, _string(f"{here} {kinds[0]}", spec[kinds[0]]), tokens)
         if path in files:
@@ -459,7 +466,12 @@ def build_deb(package: Package, work: Path, dest: Path, epoch: int) -> Path:
             target.symlink_to(entry["value"])
             installed_kib += 1
             continue
-        data = tiny_elf_so(entry["value"]) if entry["kind"] == "elf_soname" else entry["value"].encode()
+        if entry["kind"] == "from":
+            data = Path(entry["value"]).read_bytes()
+        elif entry["kind"] == "elf_soname":
+            data = tiny_elf_so(entry["value"])
+        else:
+            data = entry["value"].encode()
         target.write_bytes(data)
         target.chmod(entry["mode"])
         installed_kib += (len(data) + 1023) // 1024
@@ -489,7 +501,9 @@ def build_deb(package: Package, work: Path, dest: Path, epoch: int) -> Path:
             control_file.chmod(0o644)
     out = dest / package.deb_name
     env = dict(os.environ, SOURCE_DATE_EPOCH=str(epoch))
-    _run(["dpkg-deb", "--root-owner-group", "-Zxz", "--build", str(root), str(out)], env=env)
+    # Built software (from) is large: gzip packs it several times faster than xz.
+    compression = "-Zgzip" if any(e["kind"] == "from" for e in package.files.values()) else "-Zxz"
+    _run(["dpkg-deb", "--root-owner-group", compression, "--build", str(root), str(out)], env=env)
     return out
 
 
@@ -891,9 +905,11 @@ def select_from_artifacts(repos: list[Repo], doc: dict) -> tuple[list[Repo], dic
 # ----------------------------------------------------------------------------- main
 
 
-def spec_stamp(spec_path: Path, artifacts: Path | None = None) -> str:
+def spec_stamp(spec_path: Path, artifacts: Path | None = None, sources: list[str] | None = None) -> str:
     digest = hashlib.sha256(FORMAT.encode())
     digest.update(spec_path.read_bytes())
+    for source in sorted(set(sources or [])):
+        digest.update(b"\0from\0" + source.encode() + b"\0" + hashlib.sha256(Path(source).read_bytes()).digest())
     if artifacts is not None:
         digest.update(b"\0artifacts\0" + artifacts.read_bytes())
     digest.update(Path(__file__).resolve().read_bytes())
@@ -906,7 +922,9 @@ def build(spec_path: Path, out: Path, force: bool = False, artifacts: Path | Non
     if artifacts is not None:
         repos, selection = select_from_artifacts(repos, load_artifacts(artifacts))
     out = out.resolve()
-    stamp = spec_stamp(spec_path, artifacts)
+    sources = [entry["value"] for repo in repos for package in repo.packages
+               for entry in package.files.values() if entry["kind"] == "from"]
+    stamp = spec_stamp(spec_path, artifacts, sources)
     stamp_file = out / STAMP
     if out.exists():
         if not out.is_dir():

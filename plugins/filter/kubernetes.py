@@ -1,0 +1,34 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The kubernetes role's filters: kubernetes_errors (its input rules), kubernetes_kubeadm_api and
+kubernetes_kubeadm_documents (kubeadm's configuration by version), kubernetes_join_parts (the join
+command's parts), kubernetes_not_ready (what the node list says is wrong) and
+kubernetes_node_taints (each node's taint keys).
+
+Documented in the .yml files of the same names beside this file; the logic lives in
+plugins/plugin_utils/_kubernetes.py."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils import _kubernetes as k
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+
+
+def _documents(values: Mapping[str, Any], mode: str, join: Optional[Mapping[str, Any]] = None) -> List[Dict[str, Any]]:
+    return k.kubeadm_documents(values, mode, join)
+
+
+class FilterModule:
+    """The kubernetes role's filters."""
+
+    def filters(self):
+        return {
+            "kubernetes_errors": as_filter("kubernetes_errors", k.kubernetes_errors),
+            "kubernetes_kubeadm_api": as_filter("kubernetes_kubeadm_api", k.kubeadm_api),
+            "kubernetes_kubeadm_documents": as_filter("kubernetes_kubeadm_documents", _documents),
+            "kubernetes_join_parts": as_filter("kubernetes_join_parts", k.join_parts),
+            "kubernetes_not_ready": as_filter("kubernetes_not_ready", k.not_ready),
+            "kubernetes_node_taints": as_filter("kubernetes_node_taints", k.node_taints),
+        }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Build the Kubernetes v1.20.2 node and control-plane binaries offline, from Debian bookworm's
+# own source package (no Kubernetes server binary or image is reachable from the test machines;
+# ../shared/K8S-TESTBED.md has the facts), plus gpc-crictl, the small CRI client kubeadm 1.20
+# needs (cri-tools is in no reachable repository), and gpc-pause for the pause image. Cached: a second run with the same recipe
+# prints the cache folder at once.
+#   tests/harness/k8s/build-kubernetes.sh        # last stdout line: the folder holding bin/
+# GPC_K8S_CACHE overrides the cache root (default /var/cache/gpc-k8s).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+VERSION=v1.20.2
+CACHE_ROOT=${GPC_K8S_CACHE:-/var/cache/gpc-k8s}
+recipe() { cat "$0" "$HERE/crictl/main.go" "$HERE/pause/main.go"; }
+STAMP=$(recipe | sha256sum | cut -c1-12)
+OUT="$CACHE_ROOT/$VERSION-$STAMP"
+# kube-proxy is not built: the test nodes skip its addon (its image would need iptables inside).
+BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubeadm kubelet kubectl)
+
+log() { printf '[build-kubernetes %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+
+if [ -f "$OUT/.complete" ]; then
+  log "cached: $OUT"
+  echo "$OUT"
+  exit 0
+fi
+
+W="$CACHE_ROOT/work"
+mkdir -p "$W/lists/partial" "$W/debs"
+cd "$W"
+cat > src.list <<'L'
+deb-src http://deb.debian.org/debian bookworm main
+deb-src http://deb.debian.org/debian bookworm-updates main
+deb-src http://deb.debian.org/debian-security bookworm-security main
+deb http://deb.debian.org/debian bookworm main
+L
+APT=(-o Dir::Etc::sourcelist="$W/src.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$W/lists"
+     -o APT::Get::List-Cleanup=0 -o Dir::Cache::archives="$W/debs")
+command -v dpkg-source >/dev/null || { log "installing dpkg-dev"; apt-get install -y -qq --no-install-recommends dpkg-dev >/dev/null; }
+log "apt indexes for the source package"
+apt-get "${APT[@]}" update -qq
+if [ ! -d kubernetes-src ]; then
+  log "fetching Debian's kubernetes source package"
+  apt-get "${APT[@]}" source --download-only kubernetes -qq
+  dpkg-source -x kubernetes_*.dsc kubernetes-src >/dev/null
+fi
+if [ ! -d root/usr/lib/go-1.19 ]; then
+  log "fetching Go 1.19 and the reflect2 / json-iterator sources"
+  (cd debs && apt-get "${APT[@]}" download -qq golang-1.19-go golang-1.19-src \
+     golang-github-modern-go-reflect2-dev golang-github-json-iterator-go-dev)
+  for d in debs/*.deb; do dpkg-deb -x "$d" root; done
+fi
+export GOROOT=$W/root/usr/lib/go-1.19 PATH=$W/root/usr/lib/go-1.19/bin:$PATH
+S=$W/kubernetes-src
+# Go 1.19 crashes the vendored reflect2 1.0.1 at run time: use Debian's 1.0.2 and its json-iterator.
+if [ ! -f "$S/.gpc-vendor-replaced" ]; then
+  rm -rf "$S/vendor/github.com/modern-go/reflect2" "$S/vendor/github.com/json-iterator/go"
+  cp -a root/usr/share/gocode/src/github.com/modern-go/reflect2 "$S/vendor/github.com/modern-go/reflect2"
+  cp -a root/usr/share/gocode/src/github.com/json-iterator/go "$S/vendor/github.com/json-iterator/go"
+  touch "$S/.gpc-vendor-replaced"
+fi
+mkdir -p gopath/src/k8s.io && ln -sfn "$S" gopath/src/k8s.io/kubernetes
+export GOPATH=$W/gopath GO111MODULE=off CGO_ENABLED=0 GOFLAGS= GOCACHE=$W/gocache
+cd gopath/src/k8s.io/kubernetes
+[ -f pkg/generated/openapi/zz_generated.openapi.go ] || { log "make gen_openapi"; make gen_openapi >/dev/null; }
+LD="-s -w -X k8s.io/kubernetes/vendor/k8s.io/component-base/version.gitVersion=$VERSION
+ -X k8s.io/kubernetes/vendor/k8s.io/component-base/version.gitMajor=1
+ -X k8s.io/kubernetes/vendor/k8s.io/component-base/version.gitMinor=20
+ -X k8s.io/kubernetes/vendor/k8s.io/component-base/version.gitTreeState=clean"
+NEW="$OUT.new"
+rm -rf "$NEW" && mkdir -p "$NEW/bin"
+for c in "${BINARIES[@]}"; do
+  log "go build $c"
+  go build -tags selinux,notest -ldflags "$LD" -o "$NEW/bin/$c" "./cmd/$c"
+done
+# gpc-crictl and gpc-pause: built inside the Kubernetes tree (crictl against its vendored CRI API and gRPC).
+for tool in crictl pause; do
+  mkdir -p "cmd/gpc-$tool"
+  cp "$HERE/$tool/main.go" "cmd/gpc-$tool/main.go"
+  log "go build gpc-$tool"
+  go build -ldflags "-s -w" -o "$NEW/bin/$tool" "./cmd/gpc-$tool"
+done
+rm -rf "$OUT" && mv "$NEW" "$OUT"
+touch "$OUT/.complete"
+log "built: $(ls "$OUT/bin" | tr '\n' ' ')"
+echo "$OUT"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The container images kubeadm 1.20 runs (control plane, etcd, pause), built locally from the
+# binaries of build-kubernetes.sh and Debian's etcd-server, and saved as one docker archive that
+# `ctr -n k8s.io images import` loads on a node (no registry is reachable from the test machines).
+# Tagged as kubeadm names them under registry.k8s.io. Cached beside the binaries.
+#   tests/harness/k8s/images.sh BUILD_DIR     # last stdout line: the archive's path
+set -euo pipefail
+BUILD=${1:?usage: images.sh BUILD_DIR (the last line of build-kubernetes.sh)}
+OUT="$BUILD/images.tar"
+REPO=registry.k8s.io
+K8S=v1.20.2
+log() { printf '[k8s-images %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+if [ -f "$OUT" ]; then
+  log "cached: $OUT"
+  echo "$OUT"
+  exit 0
+fi
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+image() {  # image NAME:TAG BINARY... : a scratch image with the binaries in /usr/local/bin
+  local tag=$1 ctx
+  shift
+  ctx="$W/ctx-${tag//[:\/]/-}"
+  mkdir -p "$ctx/rootfs/usr/local/bin" "$ctx/rootfs/tmp" "$ctx/rootfs/etc"
+  for bin in "$@"; do cp -a "$bin" "$ctx/rootfs/usr/local/bin/"; done
+  printf 'root:x:0:0:root:/root:/sbin/nologin\n' > "$ctx/rootfs/etc/passwd"
+  printf 'FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/local/bin:/usr/bin:/bin\n' > "$ctx/Dockerfile"
+  docker build -q -t "$REPO/$tag" "$ctx" >/dev/null 2>&1
+  log "built $REPO/$tag"
+}
+for c in kube-apiserver kube-controller-manager kube-scheduler; do
+  image "$c:$K8S" "$BUILD/bin/$c"
+done
+# pause: entrypoint /pause, as the real image has it.
+image "pause:3.2" "$BUILD/bin/pause"
+ctx="$W/ctx-pause-3.2"
+printf 'FROM %s/pause:3.2\nCOPY rootfs/usr/local/bin/pause /pause\nENTRYPOINT ["/pause"]\n' "$REPO" > "$ctx/Dockerfile"
+docker build -q -t "$REPO/pause:3.2" "$ctx" >/dev/null 2>&1
+# etcd: Debian bookworm's etcd-server (3.4.23), dynamically linked: its libraries go in too.
+(cd "$W" && apt-get download -qq etcd-server 2>/dev/null && dpkg-deb -x etcd-server_*.deb etcd)
+ctx="$W/ctx-etcd"
+mkdir -p "$ctx/rootfs/usr/local/bin" "$ctx/rootfs/var/lib/etcd" "$ctx/rootfs/tmp"
+cp -a "$W/etcd/usr/bin/etcd" "$ctx/rootfs/usr/local/bin/"
+for lib in $(ldd "$W/etcd/usr/bin/etcd" | grep -o '/[^ ]*'); do
+  mkdir -p "$ctx/rootfs$(dirname "$lib")"
+  cp -L "$lib" "$ctx/rootfs$lib"
+done
+printf 'FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/local/bin:/usr/bin:/bin\n' > "$ctx/Dockerfile"
+docker build -q -t "$REPO/etcd:3.4.13-0" "$ctx" >/dev/null 2>&1
+log "built $REPO/etcd:3.4.13-0 (etcd $("$W/etcd/usr/bin/etcd" --version | head -1))"
+docker save -o "$OUT.new" "$REPO/kube-apiserver:$K8S" "$REPO/kube-controller-manager:$K8S" \
+  "$REPO/kube-scheduler:$K8S" "$REPO/pause:3.2" "$REPO/etcd:3.4.13-0"
+mv "$OUT.new" "$OUT"
+log "saved $(du -h "$OUT" | cut -f1) to $OUT"
+echo "$OUT"

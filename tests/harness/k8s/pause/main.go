@@ -1,0 +1,26 @@
+// gpc-pause: the pod sandbox's process for the test nodes' local pause image (no registry
+// is reachable): it sleeps until SIGINT or SIGTERM and, as PID 1 of the pod, reaps children.
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
+	for sig := range signals {
+		if sig != syscall.SIGCHLD {
+			os.Exit(0)
+		}
+		for {
+			var status syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &status, syscall.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+		}
+	}
+}

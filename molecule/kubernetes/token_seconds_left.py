@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Test tooling (molecule/kubernetes): print how many bootstrap tokens exist and the longest time,
 in seconds, one of them stays valid. kubeadm 1.20's `token list -o json` prints one JSON object
 per token, one after the other."""

@@ -20,11 +20,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # pylint: disable=invalid-name
 
-import copy
 import json
 import math
 import re
 
+from ansible_collections.gpucluster.core.plugins.module_utils._merge import deep_merge
 from ansible_collections.gpucluster.core.plugins.module_utils._containerd_toml import (
     BEGIN, CRI, CRI_V1, END, RUNC, _loads, _parses, _table, _with_block as _put_back, runtime_toml, split_block)
 
@@ -87,17 +87,6 @@ def emit(data, path=()):
             if is_array or scalars or not entry:
                 out += "\n[%s%s%s]\n" % ("[" if is_array else "", header, "]" if is_array else "")
             out += emit(entry, sub)
-    return out
-
-
-def deep_merge(base, extra):
-    """base with extra merged in key by key (extra wins; tables merge, everything else is replaced)."""
-    out = copy.deepcopy(base)
-    for name, value in extra.items():
-        if isinstance(value, dict) and isinstance(out.get(name), dict):
-            out[name] = deep_merge(out[name], value)
-        else:
-            out[name] = copy.deepcopy(value)
     return out
 
 

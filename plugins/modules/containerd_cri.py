@@ -45,8 +45,8 @@ options:
     default: /etc/containerd/config.toml
   settings:
     description:
-      - The CRI plugin's settings, as nested tables (version 2 names), for example
-        C({sandbox_image: registry.k8s.io/pause:3.10, containerd: {runtimes: {runc: {options: {SystemdCgroup: true}}}}}).
+      - "The CRI plugin's settings, as nested tables (version 2 names), for example
+        C({sandbox_image: registry.k8s.io/pause:3.10, containerd: {runtimes: {runc: {options: {SystemdCgroup: true}}}}})."
     type: dict
     required: true
 """

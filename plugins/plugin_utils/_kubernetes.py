@@ -6,13 +6,13 @@ what a node list says about the cluster's nodes."""
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.gpucluster.core.plugins.module_utils._merge import deep_merge
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, RuleError, abs_path, for_hosts, int_range, ip_address, ip_network, one_line, port, token, url)
+    Errors, RuleError, abs_path, for_hosts, int_range, ip_address, ip_network, matches, one_line, port, token, url)
 
 # kubeadm's config API by Kubernetes minor version: v1beta2 (1.15-1.21 here from 1.20, the oldest this
 # role runs), v1beta3 (1.22-1.30), v1beta4 (1.31 on). Newer minors than MAX_MINOR are refused until
@@ -98,10 +98,8 @@ def _check_host(errors: Errors, values: Mapping[str, Any]) -> None:
         errors.check(name, url(values.get(name)))
     for name in ("kubernetes_control_plane_group", "kubernetes_worker_group"):
         errors.check(name, token(values.get(name)))
-    cluster = values.get("kubernetes_cluster_name")
-    if not isinstance(cluster, str) or not _LABEL_RE.match(cluster):
-        errors.add("kubernetes_cluster_name", "must be a DNS label (lowercase letters, digits and -, up to 63)"
-                   " (got %r)" % (cluster,))
+    errors.check("kubernetes_cluster_name", matches(values.get("kubernetes_cluster_name"), _LABEL_RE,
+                                                    "a DNS label (lowercase letters, digits and -, up to 63)"))
     endpoint = values.get("kubernetes_control_plane_endpoint")
     if endpoint not in ("", None):
         errors.check("kubernetes_control_plane_endpoint", _endpoint(endpoint))
@@ -109,10 +107,8 @@ def _check_host(errors: Errors, values: Mapping[str, Any]) -> None:
     if address not in ("", None):
         errors.check("kubernetes_apiserver_advertise_address", ip_address(address))
     errors.check("kubernetes_apiserver_port", port(values.get("kubernetes_apiserver_port")))
-    node = values.get("kubernetes_node_name")
-    if not isinstance(node, str) or not _SUBDOMAIN_RE.match(node):
-        errors.add("kubernetes_node_name", "must be a lowercase DNS-1123 subdomain, Kubernetes' rule for node names"
-                   " (got %r)" % (node,))
+    errors.check("kubernetes_node_name", matches(values.get("kubernetes_node_name"), _SUBDOMAIN_RE,
+                                                 "a lowercase DNS-1123 subdomain, Kubernetes' rule for node names"))
     networks = {}
     for name in ("kubernetes_pod_subnet", "kubernetes_service_subnet"):
         if errors.check(name, ip_network(values.get(name))):
@@ -120,17 +116,12 @@ def _check_host(errors: Errors, values: Mapping[str, Any]) -> None:
     if len(networks) == 2 and networks["kubernetes_pod_subnet"].overlaps(networks["kubernetes_service_subnet"]):
         errors.add("kubernetes_service_subnet", "overlaps kubernetes_pod_subnet (%s and %s)"
                    % (values["kubernetes_service_subnet"], values["kubernetes_pod_subnet"]))
-    domain = values.get("kubernetes_dns_domain")
-    if not isinstance(domain, str) or not _SUBDOMAIN_RE.match(domain):
-        errors.add("kubernetes_dns_domain", "must be a lowercase DNS domain such as cluster.local (got %r)" % (domain,))
-    repository = values.get("kubernetes_image_repository")
-    if not isinstance(repository, str) or not _IMAGE_RE.match(repository):
-        errors.add("kubernetes_image_repository", "must be a registry and path such as registry.k8s.io (got %r)"
-                   % (repository,))
-    sandbox = values.get("kubernetes_sandbox_image")
-    if not isinstance(sandbox, str) or not _IMAGE_REF_RE.match(sandbox):
-        errors.add("kubernetes_sandbox_image", "must be an image reference such as registry.k8s.io/pause:3.10"
-                   " (got %r)" % (sandbox,))
+    errors.check("kubernetes_dns_domain", matches(values.get("kubernetes_dns_domain"), _SUBDOMAIN_RE,
+                                                  "a lowercase DNS domain such as cluster.local"))
+    errors.check("kubernetes_image_repository", matches(values.get("kubernetes_image_repository"), _IMAGE_RE,
+                                                        "a registry and path such as registry.k8s.io"))
+    errors.check("kubernetes_sandbox_image", matches(values.get("kubernetes_sandbox_image"), _IMAGE_REF_RE,
+                                                     "an image reference such as registry.k8s.io/pause:3.10"))
     archives = values.get("kubernetes_image_archives")
     if not isinstance(archives, list) or any(url(a) for a in archives):
         errors.add("kubernetes_image_archives", "must be a list of http(s):// or file:// URLs of image archives"
@@ -233,16 +224,6 @@ def kubernetes_errors(values: Mapping[str, Mapping[str, Any]], hosts: Iterable[s
 # --- kubeadm documents --------------------------------------------------------------------------------
 
 
-def _merge(base: Dict[str, Any], extra: Mapping[str, Any]) -> Dict[str, Any]:
-    out = copy.deepcopy(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
 def _args(api: str, args: Mapping[str, str]) -> Any:
     """kubeletExtraArgs: a map before v1beta4, a list of name/value pairs from it."""
     if api.endswith("v1beta4"):
@@ -318,7 +299,7 @@ def kubeadm_documents(values: Mapping[str, Any], mode: str, join: Optional[Mappi
             doc["controlPlane"] = {"localAPIEndpoint": local_endpoint, "certificateKey": join["certificate_key"]}
         docs.append(doc)
     extra = values["kubernetes_kubeadm_config_extra"]
-    return [_merge(doc, extra.get(doc["kind"], {})) for doc in docs]
+    return [deep_merge(doc, extra.get(doc["kind"], {})) for doc in docs]
 
 
 _TOKEN_RE = re.compile(r"^[a-z0-9]{6}[.][a-z0-9]{16}$")

@@ -147,6 +147,13 @@ def token(value: Any) -> Optional[str]:
     return None
 
 
+def matches(value: Any, pattern: "re.Pattern[str]", what: str) -> Optional[str]:
+    """A string the pattern matches; the reason reads ``must be <what> (got <value>)``."""
+    if not isinstance(value, str) or not pattern.match(value):
+        return "must be %s (got %r)" % (what, value)
+    return None
+
+
 def one_line(value: Any) -> Optional[str]:
     """Text that stays on one line of a config file."""
     if not isinstance(value, str) or re.search(r"[\r\n\x00]", value):

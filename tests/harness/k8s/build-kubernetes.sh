@@ -2,7 +2,8 @@
 # Build the Kubernetes v1.20.2 node and control-plane binaries offline, from Debian bookworm's
 # own source package (no Kubernetes server binary or image is reachable from the test machines;
 # ../shared/K8S-TESTBED.md has the facts), plus gpc-crictl, the small CRI client kubeadm 1.20
-# needs (cri-tools is in no reachable repository), and gpc-pause for the pause image. Cached: a second run with the same recipe
+# needs (cri-tools is in no reachable repository), gpc-pause for the pause image and gpc-device-plugin,
+# the test double of NVIDIA's device plugin. Cached: a second run with the same recipe
 # prints the cache folder at once.
 #   tests/harness/k8s/build-kubernetes.sh        # last stdout line: the folder holding bin/
 # GPC_K8S_CACHE overrides the cache root (default /var/cache/gpc-k8s).
@@ -11,7 +12,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VERSION=v1.20.2
 CACHE_ROOT=${GPC_K8S_CACHE:-/var/cache/gpc-k8s}
-recipe() { cat "$0" "$HERE/crictl/main.go" "$HERE/pause/main.go"; }
+recipe() { cat "$0" "$HERE/crictl/main.go" "$HERE/pause/main.go" "$HERE/device-plugin/main.go"; }
 STAMP=$(recipe | sha256sum | cut -c1-12)
 OUT="$CACHE_ROOT/$VERSION-$STAMP"
 # kube-proxy is not built: the test nodes skip its addon (its image would need iptables inside).
@@ -36,7 +37,10 @@ deb http://deb.debian.org/debian bookworm main
 L
 APT=(-o Dir::Etc::sourcelist="$W/src.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$W/lists"
      -o APT::Get::List-Cleanup=0 -o Dir::Cache::archives="$W/debs")
-command -v dpkg-source >/dev/null || { log "installing dpkg-dev"; apt-get install -y -qq --no-install-recommends dpkg-dev >/dev/null; }
+if ! command -v dpkg-source >/dev/null || ! command -v make >/dev/null; then
+  log "installing dpkg-dev and make"
+  apt-get install -y -qq --no-install-recommends dpkg-dev make >/dev/null
+fi
 log "apt indexes for the source package"
 apt-get "${APT[@]}" update -qq
 if [ ! -d kubernetes-src ]; then
@@ -60,21 +64,24 @@ if [ ! -f "$S/.gpc-vendor-replaced" ]; then
   touch "$S/.gpc-vendor-replaced"
 fi
 mkdir -p gopath/src/k8s.io && ln -sfn "$S" gopath/src/k8s.io/kubernetes
-export GOPATH=$W/gopath GO111MODULE=off CGO_ENABLED=0 GOFLAGS= GOCACHE=$W/gocache
+export GOPATH=$W/gopath GO111MODULE=off CGO_ENABLED=0 GOFLAGS='' GOCACHE=$W/gocache
 cd gopath/src/k8s.io/kubernetes
 [ -f pkg/generated/openapi/zz_generated.openapi.go ] || { log "make gen_openapi"; make gen_openapi >/dev/null; }
-LD="-s -w -X k8s.io/kubernetes/vendor/k8s.io/component-base/version.gitVersion=$VERSION
- -X k8s.io/kubernetes/vendor/k8s.io/component-base/version.gitMajor=1
- -X k8s.io/kubernetes/vendor/k8s.io/component-base/version.gitMinor=20
- -X k8s.io/kubernetes/vendor/k8s.io/component-base/version.gitTreeState=clean"
+# The version goes into both packages that carry it, as Kubernetes' hack/lib/version.sh does (the API
+# server's /version, which Helm's kubeVersion check reads, comes from client-go's).
+LD="-s -w"
+for pkg in k8s.io/kubernetes/vendor/k8s.io/component-base/version k8s.io/kubernetes/vendor/k8s.io/client-go/pkg/version; do
+  LD="$LD -X $pkg.gitVersion=$VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=20 -X $pkg.gitTreeState=clean"
+done
 NEW="$OUT.new"
 rm -rf "$NEW" && mkdir -p "$NEW/bin"
 for c in "${BINARIES[@]}"; do
   log "go build $c"
   go build -tags selinux,notest -ldflags "$LD" -o "$NEW/bin/$c" "./cmd/$c"
 done
-# gpc-crictl and gpc-pause: built inside the Kubernetes tree (crictl against its vendored CRI API and gRPC).
-for tool in crictl pause; do
+# gpc-crictl, gpc-pause and gpc-device-plugin (test doubles): built inside the Kubernetes tree, against
+# its vendored CRI and device plugin APIs and gRPC.
+for tool in crictl pause device-plugin; do
   mkdir -p "cmd/gpc-$tool"
   cp "$HERE/$tool/main.go" "cmd/gpc-$tool/main.go"
   log "go build gpc-$tool"
@@ -82,5 +89,5 @@ for tool in crictl pause; do
 done
 rm -rf "$OUT" && mv "$NEW" "$OUT"
 touch "$OUT/.complete"
-log "built: $(ls "$OUT/bin" | tr '\n' ' ')"
+log "built: $(cd "$OUT/bin" && echo *)"
 echo "$OUT"

@@ -5,8 +5,6 @@ version, the join command's parts and the node list."""
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils import _kubernetes as k
@@ -67,32 +65,47 @@ def test_good_values_have_no_error():
     ("kubernetes_package_version", "1.33.5 1.1", "kubernetes_package_version: must be a package version such as 1.33.5-1.1 (got '1.33.5 1.1')"),
     ("kubernetes_repo_url", "pkgs.k8s.io/deb", "kubernetes_repo_url: must be a http:// or https:// or file:// URL (got 'pkgs.k8s.io/deb')"),
     ("kubernetes_cluster_name", "GPU_cluster", "kubernetes_cluster_name: must be a DNS label (lowercase letters, digits and -, up to 63) (got 'GPU_cluster')"),
-    ("kubernetes_control_plane_endpoint", "lb:99999", "kubernetes_control_plane_endpoint: must be empty or host[:port] of the API servers' load balancer (got 'lb:99999')"),
+    ("kubernetes_control_plane_endpoint", "lb:99999",
+     "kubernetes_control_plane_endpoint: must be empty or host[:port] of the API servers' load balancer (got 'lb:99999')"),
     ("kubernetes_apiserver_advertise_address", "10.0.0", "kubernetes_apiserver_advertise_address: must be an IPv4 or IPv6 address (got '10.0.0')"),
     ("kubernetes_apiserver_port", 0, "kubernetes_apiserver_port: must be within 1-65535 (got 0)"),
     ("kubernetes_node_name", "GPU01", "kubernetes_node_name: must be a lowercase DNS-1123 subdomain, Kubernetes' rule for node names (got 'GPU01')"),
-    ("kubernetes_pod_subnet", "10.244.0.1/16", "kubernetes_pod_subnet: must be a network in CIDR notation (got '10.244.0.1/16': 10.244.0.1/16 has host bits set)"),
+    ("kubernetes_pod_subnet", "10.244.0.1/16",
+     "kubernetes_pod_subnet: must be a network in CIDR notation (got '10.244.0.1/16': 10.244.0.1/16 has host bits set)"),
     ("kubernetes_service_subnet", "10.244.128.0/20", "kubernetes_service_subnet: overlaps kubernetes_pod_subnet (10.244.128.0/20 and 10.244.0.0/16)"),
     ("kubernetes_dns_domain", "Cluster.Local", "kubernetes_dns_domain: must be a lowercase DNS domain such as cluster.local (got 'Cluster.Local')"),
-    ("kubernetes_image_repository", "https://registry.k8s.io", "kubernetes_image_repository: must be a registry and path such as registry.k8s.io (got 'https://registry.k8s.io')"),
+    ("kubernetes_image_repository", "https://registry.k8s.io",
+     "kubernetes_image_repository: must be a registry and path such as registry.k8s.io (got 'https://registry.k8s.io')"),
     ("kubernetes_sandbox_image", "pause 3.10", "kubernetes_sandbox_image: must be an image reference such as registry.k8s.io/pause:3.10 (got 'pause 3.10')"),
-    ("kubernetes_image_archives", ["images.tar"], "kubernetes_image_archives: must be a list of http(s):// or file:// URLs of image archives (got ['images.tar'])"),
-    ("kubernetes_image_archives", ["http://a/x.tar", "http://b/x.tar"], "kubernetes_image_archives: must not name two archives with the same file name (got ['http://a/x.tar', 'http://b/x.tar'])"),
+    ("kubernetes_image_archives", ["images.tar"],
+     "kubernetes_image_archives: must be a list of http(s):// or file:// URLs of image archives (got ['images.tar'])"),
+    ("kubernetes_image_archives", ["http://a/x.tar", "http://b/x.tar"],
+     "kubernetes_image_archives: must not name two archives with the same file name (got ['http://a/x.tar', 'http://b/x.tar'])"),
     ("kubernetes_cgroup_driver", "cgroupv2", "kubernetes_cgroup_driver: must be systemd or cgroupfs (got 'cgroupv2')"),
     ("kubernetes_containerd_settings", "SystemdCgroup=true", "kubernetes_containerd_settings: must be a dict of containerd CRI plugin settings (got str)"),
-    ("kubernetes_registry_mirrors", {"docker.io": "http://m:5000"}, "kubernetes_registry_mirrors: docker.io: must be a non-empty list of http:// or https:// mirror URLs (got 'http://m:5000')"),
-    ("kubernetes_registry_mirrors", {"https://docker.io": ["http://m"]}, "kubernetes_registry_mirrors: has 'https://docker.io': keys are registry hosts such as docker.io or host:port, or _default"),
-    ("kubernetes_cni_manifest_url", "kube-flannel.yml", "kubernetes_cni_manifest_url: must be empty (the site installs its CNI), an http(s):// or file:// URL or an absolute path of the CNI's manifest (got 'kube-flannel.yml')"),
+    ("kubernetes_registry_mirrors", {"docker.io": "http://m:5000"},
+     "kubernetes_registry_mirrors: docker.io: must be a non-empty list of http:// or https:// mirror URLs (got 'http://m:5000')"),
+    ("kubernetes_registry_mirrors", {"https://docker.io": ["http://m"]},
+     "kubernetes_registry_mirrors: has 'https://docker.io': keys are registry hosts such as docker.io or host:port, or _default"),
+    ("kubernetes_cni_manifest_url", "kube-flannel.yml",
+     "kubernetes_cni_manifest_url: must be empty (the site installs its CNI), an http(s):// or file:// URL or an absolute path of the CNI's"
+     " manifest (got 'kube-flannel.yml')"),
     ("kubernetes_control_plane_schedulable", "yes", "kubernetes_control_plane_schedulable: must be true or false (got 'yes')"),
     ("kubernetes_kubeconfig_fetch_path", "admin.conf", "kubernetes_kubeconfig_fetch_path: must be an absolute path (got 'admin.conf')"),
     ("kubernetes_token_ttl_minutes", 0, "kubernetes_token_ttl_minutes: must be within 1-1440 (got 0)"),
     ("kubernetes_token_ttl_minutes", 2880, "kubernetes_token_ttl_minutes: must be within 1-1440 (got 2880)"),
     ("kubernetes_ready_timeout", 5, "kubernetes_ready_timeout: must be within 30-3600 (got 5)"),
-    ("kubernetes_kubeadm_config_extra", {"KubeletConfig": {}}, "kubernetes_kubeadm_config_extra: knows the kinds InitConfiguration, ClusterConfiguration, JoinConfiguration, KubeletConfiguration, KubeProxyConfiguration (got KubeletConfig)"),
-    ("kubernetes_kubeadm_config_extra", {"ClusterConfiguration": {"apiVersion": "kubeadm.k8s.io/v1beta3"}}, "kubernetes_kubeadm_config_extra: ClusterConfiguration must not set apiVersion: the role sets them by version"),
-    ("kubernetes_kubeadm_config_extra", {"InitConfiguration": "skipPhases"}, "kubernetes_kubeadm_config_extra: must be a dict of kubeadm document kinds to dicts (got {'InitConfiguration': 'skipPhases'})"),
-    ("kubernetes_ignore_preflight_errors", "Swap", "kubernetes_ignore_preflight_errors: must be a list of kubeadm preflight check names such as Swap (got 'Swap')"),
-    ("kubernetes_skip_phases", ["addon/kube-proxy,addon/coredns"], "kubernetes_skip_phases: must be a list of kubeadm init phases such as addon/kube-proxy (got ['addon/kube-proxy,addon/coredns'])"),
+    ("kubernetes_kubeadm_config_extra", {"KubeletConfig": {}},
+     "kubernetes_kubeadm_config_extra: knows the kinds InitConfiguration, ClusterConfiguration, JoinConfiguration, KubeletConfiguration,"
+     " KubeProxyConfiguration (got KubeletConfig)"),
+    ("kubernetes_kubeadm_config_extra", {"ClusterConfiguration": {"apiVersion": "kubeadm.k8s.io/v1beta3"}},
+     "kubernetes_kubeadm_config_extra: ClusterConfiguration must not set apiVersion: the role sets them by version"),
+    ("kubernetes_kubeadm_config_extra", {"InitConfiguration": "skipPhases"},
+     "kubernetes_kubeadm_config_extra: must be a dict of kubeadm document kinds to dicts (got {'InitConfiguration': 'skipPhases'})"),
+    ("kubernetes_ignore_preflight_errors", "Swap",
+     "kubernetes_ignore_preflight_errors: must be a list of kubeadm preflight check names such as Swap (got 'Swap')"),
+    ("kubernetes_skip_phases", ["addon/kube-proxy,addon/coredns"],
+     "kubernetes_skip_phases: must be a list of kubeadm init phases such as addon/kube-proxy (got ['addon/kube-proxy,addon/coredns'])"),
     ("kubernetes_kubelet_extra_args", "--a\n--b", "kubernetes_kubelet_extra_args: must be text on one line (got '--a\\n--b')"),
 ], ids=lambda value: value if isinstance(value, str) and value.startswith("kubernetes_") and " " not in value else None)
 def test_bad_value_of_one_host_is_named_with_the_host(name, value, message):

@@ -28,7 +28,7 @@ SETTINGS = {"gpu_operator_mig_strategy": "auto", "gpu_operator_cdi": True, "gpu_
 
 
 def _gpus(count, mig="Disabled", profiles=()):
-    return [{"mig_mode": {"current": mig}, "mig_devices": [{"profile": p} for p in profiles]} for _ in range(count)]
+    return [{"mig_mode": {"current": mig}, "mig_devices": [{"profile": p} for p in profiles]} for _index in range(count)]
 
 
 SITUATIONS = {

@@ -86,10 +86,16 @@ func main() {
 	endpoint := "gpc-device-plugin.sock"
 	socket := filepath.Join(pb.DevicePluginPath, endpoint)
 	for {
+		// Started before kubelet runs (or after it cleared the folder): wait for kubelet's folder.
+		if err := os.MkdirAll(pb.DevicePluginPath, 0o755); err != nil {
+			log.Fatalf("mkdir %s: %v", pb.DevicePluginPath, err)
+		}
 		os.Remove(socket)
 		listener, err := net.Listen("unix", socket)
 		if err != nil {
-			log.Fatalf("listen %s: %v", socket, err)
+			log.Printf("listen %s: %v (retrying)", socket, err)
+			time.Sleep(2 * time.Second)
+			continue
 		}
 		server := grpc.NewServer()
 		pb.RegisterDevicePluginServer(server, p)

@@ -56,7 +56,7 @@ def test_bad_values(name, value, message):
 
 def _gpus(count, mig=None, profiles=()):
     return [{"mig_mode": {"current": mig, "pending": mig}, "mig_devices": [{"profile": p} for p in profiles]}
-            for _ in range(count)]
+            for _index in range(count)]
 
 
 HOST_DRIVER = {"gpu_count": 8, "gpus": _gpus(8, "Disabled"), "host_driver": True, "host_toolkit": True}

@@ -25,7 +25,8 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Rule
 FORMAT = "gpucluster.core.artifacts/1"
 NEWEST = "newest"
 # The roles of playbooks/site.yml in build order, and the common role's record last.
-SITE_ROLES = ("base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring", "slurm")
+SITE_ROLES = ("base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring", "slurm", "kubernetes",
+              "gpu_operator")
 RECORD_ROLES = SITE_ROLES + ("common",)
 GPU_ROLES = ("nvidia_driver", "cuda", "container_toolkit")
 CLUSTER_ROLES = ("base_os", "ofed", "nfs")
@@ -34,6 +35,9 @@ MONITORING_GROUP = "monitoring"
 # site.yml's host patterns: the cluster group, the Slurm groups, and the GPU nodes' group.
 CLUSTER_GROUP = "cluster"
 SLURM_GROUPS = ("slurm_controller", "slurm_dbd", "slurm_compute", "slurm_login")
+# site.yml runs kubernetes and gpu_operator on these.
+K8S_GROUPS = ("k8s_control_plane", "k8s_workers")
+K8S_ROLES = ("kubernetes", "gpu_operator")
 GPU_GROUP = "gpucluster_gpu_nodes"
 # The OS facts a host's artifacts depend on: document key -> fact name.
 OS_FACTS = (
@@ -183,9 +187,11 @@ def host_plan(data: Mapping[str, Any], host: str) -> Dict[str, Any]:
     roles: List[str] = []
     if os_facts is not None:
         in_slurm = any(group in groups for group in SLURM_GROUPS)
+        in_k8s = any(group in groups for group in K8S_GROUPS)
         for role in SITE_ROLES:
             if ((role in GPU_ROLES and gpu_node) or (role in CLUSTER_ROLES and in_cluster) or (role == "slurm" and in_slurm)
-                    or (role == "monitoring" and (in_cluster or MONITORING_GROUP in groups))):
+                    or (role == "monitoring" and (in_cluster or MONITORING_GROUP in groups))
+                    or (role in K8S_ROLES and in_k8s)):
                 roles.append(role)
     return {"host": host, "os": os_facts, "os_from": os_from, "reason": reason, "gpu_node": gpu_node,
             "gpu_node_from": gpu_from, "roles": roles, "warnings": warnings}

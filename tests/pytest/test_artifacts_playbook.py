@@ -317,3 +317,30 @@ def test_a_site_slurm_repository_lists_the_slurm_packages_from_it(tmp_path):
     assert packages(slurm, "deb13-gpu") == {"munge": "newest", "slurm-client": "newest", "slurmctld": "newest"}
     listed = {p["name"] for g in doc["distribution_packages"] for p in g["packages"]}
     assert not {"munge", "slurm-client", "slurmctld"} & listed
+
+
+def test_kubernetes_hosts_list_the_kubernetes_repository_images_chart_and_manifest(tmp_path):
+    inventory = {"all": {"children": {
+        "cluster": {"hosts": {"deb12-cpu": dict(UNREACHABLE), "deb12-gpu": dict(UNREACHABLE)}},
+        "k8s_control_plane": {"hosts": {"deb12-cpu": None}},
+        "k8s_workers": {"hosts": {"deb12-gpu": None}}}}}
+    (tmp_path / "inventory").mkdir()
+    (tmp_path / "inventory/hosts.yml").write_text(yaml.safe_dump(inventory, sort_keys=False), encoding="utf-8")
+    (tmp_path / "inventory/group_vars").mkdir()
+    shutil.copy(ROOT / "inventories/lab/group_vars/cluster.yml", tmp_path / "inventory/group_vars/cluster.yml")
+    doc, _result = run_artifacts(tmp_path, [tmp_path / "inventory"], CACHED)
+    kubernetes = repo(doc, "https://pkgs.k8s.io/core:/stable:/v1.33/deb/")
+    for host in ("deb12-cpu", "deb12-gpu"):
+        assert packages(kubernetes, host) == {"kubelet": "1.33.5-1.1", "kubeadm": "1.33.5-1.1", "kubectl": "1.33.5-1.1"}
+    images = {entry["name"]: entry["hosts"] for entry in doc["images"]}
+    assert images["registry.k8s.io/kube-apiserver:v1.33.5"] == ["deb12-cpu"]
+    assert images["registry.k8s.io/kube-proxy:v1.33.5"] == ["deb12-cpu", "deb12-gpu"]
+    assert images["registry.k8s.io/pause:3.10"] == ["deb12-cpu", "deb12-gpu"]
+    assert [(c["repository"], c["name"], c["version"], c["hosts"]) for c in doc["charts"]] == [
+        ("https://helm.ngc.nvidia.com/nvidia", "gpu-operator", "v25.3.4", ["deb12-cpu"])]
+    assert [m["url"] for m in doc["manifests"]] == [
+        "https://github.com/flannel-io/flannel/releases/download/v0.26.7/kube-flannel.yml"]
+    assert "https://get.helm.sh/helm-v3.17.2-linux-amd64.tar.gz" in [f["url"] for f in doc["files"]]
+    assert "host 'deb12-cpu': kubernetes: the control plane also pulls etcd and CoreDNS at the versions kubeadm 1.33.5" \
+        " decides: kubeadm config images list --kubernetes-version v1.33.5 --image-repository registry.k8s.io names them" \
+        in doc["warnings"]

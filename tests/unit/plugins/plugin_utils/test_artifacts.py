@@ -60,6 +60,11 @@ def plan_of(facts, setup=None, probe=None, gpu_node=None, groups=("cluster",)):
                  id="slurm-only-host"),
     pytest.param({"facts": dict(DEBIAN12), "groups": ["other"]}, False, "not in group cluster", [],
                  id="in-no-site-group"),
+    pytest.param({"facts": dict(DEBIAN12), "groups": ["k8s_control_plane"]}, False, "not in group cluster",
+                 ["kubernetes", "gpu_operator"], id="kubernetes-control-plane-only"),
+    pytest.param({"facts": dict(DEBIAN12, nvidia=GPUS), "probe": PROBED, "groups": ["cluster", "k8s_workers"]}, True,
+                 "hardware", ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring",
+                              "kubernetes", "gpu_operator"], id="kubernetes-gpu-worker"),
 ])
 def test_gpu_node_and_roles_as_site_yml(kwargs, gpu_node, gpu_from, roles):
     plan = plan_of(**kwargs)
@@ -306,10 +311,10 @@ def test_document_refuses_a_bad_record(records, message):
 
 
 def test_document_refuses_a_plan_with_an_unknown_role_and_a_string_host_list():
-    hostvars = hostvars_of(gpu1=(plan("gpu1", roles=["kubernetes"]), {}))
+    hostvars = hostvars_of(gpu1=(plan("gpu1", roles=["slurm_exporter"]), {}))
     with pytest.raises(ArtifactsError) as error:
         document(hostvars, ["gpu1"], ["gpu1"])
-    assert str(error.value) == "artifacts_document: host 'gpu1': unknown role 'kubernetes' in its plan"
+    assert str(error.value) == "artifacts_document: host 'gpu1': unknown role 'slurm_exporter' in its plan"
     with pytest.raises(ArtifactsError) as error:
         document(hostvars, "gpu1", ["gpu1"])
     assert str(error.value) == "artifacts_document: hosts and live must be lists of host names"

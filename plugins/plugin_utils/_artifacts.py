@@ -26,7 +26,7 @@ FORMAT = "gpucluster.core.artifacts/1"
 NEWEST = "newest"
 # The roles of playbooks/site.yml in build order, and the common role's record last.
 SITE_ROLES = ("base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring", "slurm", "kubernetes",
-              "gpu_operator")
+              "gpu_operator", "training_operator")
 RECORD_ROLES = SITE_ROLES + ("common",)
 GPU_ROLES = ("nvidia_driver", "cuda", "container_toolkit")
 CLUSTER_ROLES = ("base_os", "ofed", "nfs")
@@ -37,7 +37,7 @@ CLUSTER_GROUP = "cluster"
 SLURM_GROUPS = ("slurm_controller", "slurm_dbd", "slurm_compute", "slurm_login")
 # site.yml runs kubernetes and gpu_operator on these.
 K8S_GROUPS = ("k8s_control_plane", "k8s_workers")
-K8S_ROLES = ("kubernetes", "gpu_operator")
+K8S_ROLES = ("kubernetes", "gpu_operator", "training_operator")
 GPU_GROUP = "gpucluster_gpu_nodes"
 # The OS facts a host's artifacts depend on: document key -> fact name.
 OS_FACTS = (

@@ -339,7 +339,8 @@ def test_kubernetes_hosts_list_the_kubernetes_repository_images_chart_and_manife
     assert [(c["repository"], c["name"], c["version"], c["hosts"]) for c in doc["charts"]] == [
         ("https://helm.ngc.nvidia.com/nvidia", "gpu-operator", "v25.3.4", ["deb12-cpu"])]
     assert [m["url"] for m in doc["manifests"]] == [
-        "https://github.com/flannel-io/flannel/releases/download/v0.26.7/kube-flannel.yml"]
+        "https://github.com/flannel-io/flannel/releases/download/v0.26.7/kube-flannel.yml",
+        "github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.8.1"]
     assert "https://get.helm.sh/helm-v3.17.2-linux-amd64.tar.gz" in [f["url"] for f in doc["files"]]
     assert "host 'deb12-cpu': kubernetes: the control plane also pulls etcd and CoreDNS at the versions kubeadm 1.33.5" \
         " decides: kubeadm config images list --kubernetes-version v1.33.5 --image-repository registry.k8s.io names them" \

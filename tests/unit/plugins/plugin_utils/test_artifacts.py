@@ -61,10 +61,10 @@ def plan_of(facts, setup=None, probe=None, gpu_node=None, groups=("cluster",)):
     pytest.param({"facts": dict(DEBIAN12), "groups": ["other"]}, False, "not in group cluster", [],
                  id="in-no-site-group"),
     pytest.param({"facts": dict(DEBIAN12), "groups": ["k8s_control_plane"]}, False, "not in group cluster",
-                 ["kubernetes", "gpu_operator"], id="kubernetes-control-plane-only"),
+                 ["kubernetes", "gpu_operator", "training_operator"], id="kubernetes-control-plane-only"),
     pytest.param({"facts": dict(DEBIAN12, nvidia=GPUS), "probe": PROBED, "groups": ["cluster", "k8s_workers"]}, True,
                  "hardware", ["base_os", "nvidia_driver", "cuda", "ofed", "container_toolkit", "nfs", "monitoring",
-                              "kubernetes", "gpu_operator"], id="kubernetes-gpu-worker"),
+                              "kubernetes", "gpu_operator", "training_operator"], id="kubernetes-gpu-worker"),
 ])
 def test_gpu_node_and_roles_as_site_yml(kwargs, gpu_node, gpu_from, roles):
     plan = plan_of(**kwargs)

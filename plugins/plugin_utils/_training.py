@@ -71,9 +71,9 @@ def training_operator_errors(values: Mapping[str, Any]) -> List[str]:
     if not isinstance(manifest, str) or re.search(r"\s", manifest):
         errors.add("training_operator_manifest", "must be empty (none), a URL, a path or a kustomize remote"
                    " (github.com/...?ref=...) without blanks (got %r)" % (manifest,))
-    if not isinstance(values.get("training_operator_manifest_kustomize"), bool):
-        errors.add("training_operator_manifest_kustomize", "must be true or false (got %r)"
-                   % (values.get("training_operator_manifest_kustomize"),))
+    for name in ("training_operator_manifest_kustomize", "training_operator_server_side_apply"):
+        if not isinstance(values.get(name, True), bool):
+            errors.add(name, "must be true or false (got %r)" % (values.get(name),))
     jobs = values.get("training_operator_jobs")
     if not isinstance(jobs, list):
         errors.add("training_operator_jobs", "must be a list of jobs (got %s)" % type(jobs).__name__)

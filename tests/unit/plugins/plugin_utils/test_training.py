@@ -79,3 +79,8 @@ def test_trainjob_manifest():
     assert spec["podSpecOverrides"][0]["targetJobs"] == [{"name": "node"}]
     assert spec["podSpecOverrides"][0]["containers"] == [{"name": "node",
                                                           "volumeMounts": [{"name": "gpc-nfs", "mountPath": "/data"}]}]
+
+
+def test_apply_switches_are_booleans():
+    assert t.training_operator_errors(dict(GOOD, training_operator_server_side_apply="no")) == [
+        "training_operator_server_side_apply: must be true or false (got 'no')"]

@@ -22,22 +22,14 @@ __metaclass__ = type  # pylint: disable=invalid-name
 
 import json
 import math
-import re
 
 from ansible_collections.gpucluster.core.plugins.module_utils._merge import deep_merge
 from ansible_collections.gpucluster.core.plugins.module_utils._containerd_toml import (
-    BEGIN, CRI, CRI_V1, END, RUNC, _loads, _parses, _table, _with_block as _put_back, runtime_toml, split_block)
-
-_BARE_KEY_RE = re.compile(r"^[A-Za-z0-9_-]+$")
-RUNC_TYPE = "io.containerd.runc.v2"
+    CRI, CRI_V1, RUNC, _key, _loads, _parses, _table, _with_block, runtime_toml, split_block)
 
 
 class ContainerdCriError(Exception):
     """The CRI settings cannot be merged (every reason, in one message)."""
-
-
-def _key(name):
-    return name if _BARE_KEY_RE.match(name) else json.dumps(name, ensure_ascii=False)
 
 
 def _scalar(value, where):
@@ -141,14 +133,6 @@ def _block(block, path, cgroup):
     return runtime_toml(name, binary, cgroup).splitlines()
 
 
-def _with_block(text, block):
-    if block is None:
-        return text
-    if text and not text.endswith("\n"):
-        text += "\n"
-    return text + "\n".join([BEGIN] + block + [END]) + "\n"
-
-
 def _merged_text(wanted, path, what):
     new = emit(wanted)
     if not _parses(new) or _loads(new) != wanted:
@@ -185,10 +169,11 @@ def plan(config_path, config_text, major, settings, dropins=None):
         body = _merged_text(wanted, config_path, "merging the CRI settings")
         header = ("# containerd configuration; gpucluster.core's kubernetes role merges its CRI settings into it\n"
                   "# (the file is written again from its parsed content when one of them differs).\n")
-        text = _with_block(header + body, new_block)
+        # The nvidia block goes back at the end (offset None): its tables only add runtimes.
+        text = header + body if new_block is None else _with_block(header + body, None, "\n".join(new_block) + "\n")
         changes.append(("created %s" if config_text is None else "merged the CRI settings into %s") % config_path)
     elif new_block != block:
-        text = _put_back(stripped, offset, "\n".join(new_block) + "\n")
+        text = _with_block(stripped, offset, "\n".join(new_block) + "\n")
         changes.append("set the nvidia runtime's SystemdCgroup to runc's (%s) in %s"
                        % ("true" if cgroup else "false", config_path))
     if not _parses(text) or (settings and _table(_loads(text), "plugins", CRI) is None):

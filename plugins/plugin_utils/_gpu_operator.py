@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Mapping
 from ansible_collections.gpucluster.core.plugins.plugin_utils._kubernetes import _LABEL_RE, node_states
 from ansible_collections.gpucluster.core.plugins.module_utils._merge import deep_merge
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, RuleError, int_range, matches, token, url)
+    Errors, RuleError, boolean, int_range, matches, token, url)
 
 RESOURCE = "nvidia.com/gpu"
 NAMES = (
@@ -41,8 +41,7 @@ def _check(errors: Errors, values: Mapping[str, Any]) -> None:
     errors.check("gpu_operator_namespace", matches(values.get("gpu_operator_namespace"), _LABEL_RE,
                                                    "a namespace name (a DNS label)"))
     for name in ("gpu_operator_cdi", "gpu_operator_dcgm_exporter", "gpu_operator_service_monitor", "gpu_operator_wait"):
-        if not isinstance(values.get(name), bool):
-            errors.add(name, "must be true or false (got %r)" % (values.get(name),))
+        errors.check(name, boolean(values.get(name)))
     if values.get("gpu_operator_mig_strategy") not in MIG_STRATEGIES:
         errors.add("gpu_operator_mig_strategy", "must be one of %s (got %r)"
                    % (", ".join(MIG_STRATEGIES), values.get("gpu_operator_mig_strategy")))

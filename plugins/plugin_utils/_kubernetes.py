@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.gpucluster.core.plugins.module_utils._merge import deep_merge
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, RuleError, abs_path, for_hosts, int_range, ip_address, ip_network, matches, one_line, port, token, url)
+    Errors, RuleError, abs_path, boolean, for_hosts, int_range, ip_address, ip_network, matches, one_line, port, token, url)
 
 # kubeadm's config API by Kubernetes minor version: v1beta2 (1.15-1.21 here from 1.20, the oldest this
 # role runs), v1beta3 (1.22-1.30), v1beta4 (1.31 on). Newer minors than MAX_MINOR are refused until
@@ -141,9 +141,7 @@ def _check_host(errors: Errors, values: Mapping[str, Any]) -> None:
     if cni not in ("", None) and url(cni) is not None and abs_path(cni) is not None:
         errors.add("kubernetes_cni_manifest_url", "must be empty (the site installs its CNI), an http(s):// or"
                    " file:// URL or an absolute path of the CNI's manifest (got %r)" % (cni,))
-    if not isinstance(values.get("kubernetes_control_plane_schedulable"), bool):
-        errors.add("kubernetes_control_plane_schedulable", "must be true or false (got %r)"
-                   % (values.get("kubernetes_control_plane_schedulable"),))
+    errors.check("kubernetes_control_plane_schedulable", boolean(values.get("kubernetes_control_plane_schedulable")))
     fetch = values.get("kubernetes_kubeconfig_fetch_path")
     if fetch not in ("", None):
         errors.check("kubernetes_kubeconfig_fetch_path", abs_path(fetch))

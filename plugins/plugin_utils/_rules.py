@@ -147,6 +147,13 @@ def token(value: Any) -> Optional[str]:
     return None
 
 
+def boolean(value: Any) -> Optional[str]:
+    """true or false (not a string that reads like one)."""
+    if not isinstance(value, bool):
+        return "must be true or false (got %r)" % (value,)
+    return None
+
+
 def matches(value: Any, pattern: "re.Pattern[str]", what: str) -> Optional[str]:
     """A string the pattern matches; the reason reads ``must be <what> (got <value>)``."""
     if not isinstance(value, str) or not pattern.match(value):

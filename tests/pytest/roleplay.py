@@ -45,7 +45,9 @@ def run_role(tmp_path: Path, role: str, hosts: dict, groups: dict, group_vars: d
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_RETRY_FILES_ENABLED="0",
                # No facts cached by earlier runs.
-               ANSIBLE_CACHE_PLUGIN="memory")
+               ANSIBLE_CACHE_PLUGIN="memory",
+               # Unpipelined, a missing container reads as unreachable (pipelined: a failed module).
+               ANSIBLE_PIPELINING="0")
     return subprocess.run(
         ["ansible-playbook", "-i", str(tmp_path / "inventory.yml"), str(tmp_path / "play.yml"), *extra_args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,

@@ -1,0 +1,90 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of gpucluster.core.files: one shell command (no module) reads the owner, group,
+mode and sha1 of every path of the task; ansible.builtin.copy (files) and ansible.builtin.file
+(directories) run only for the paths that differ, with their own check and diff modes."""
+
+from __future__ import annotations
+
+import json
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+from ansible_collections.gpucluster.core.plugins.modules.files import ARGUMENT_SPEC
+from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
+    FilesError,
+    check_entries,
+    differs,
+    parse_state,
+    state_command,
+)
+
+_ATTRIBUTES = ("owner", "group", "mode")
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = True
+    _requires_connection = True
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        del tmp
+        validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        del validation
+        entries = [self._entry(item) for item in args["files"]]
+        problems = check_entries(entries)
+        if problems:
+            raise AnsibleActionFail("gpucluster.core.files: " + "; ".join(problems))
+        try:
+            observed = self._observe([entry["dest"] for entry in entries])
+        except FilesError as exc:
+            raise AnsibleActionFail("gpucluster.core.files: %s" % exc) from None
+        changed_paths, diffs = [], []
+        try:
+            for entry, seen in zip(entries, observed):
+                if not differs(entry, seen):
+                    continue
+                outcome = self._write(entry, task_vars)
+                if outcome.get("failed"):
+                    result.update(failed=True, msg="gpucluster.core.files: %s: %s" % (entry["dest"], outcome.get("msg", "")))
+                    return result
+                if outcome.get("changed"):
+                    changed_paths.append(entry["dest"])
+                if outcome.get("diff"):
+                    diffs.extend(outcome["diff"] if isinstance(outcome["diff"], list) else [outcome["diff"]])
+        finally:
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+        result.update(changed=bool(changed_paths), changed_paths=changed_paths)
+        if diffs:
+            result["diff"] = diffs
+        return result
+
+    @staticmethod
+    def _entry(item: dict) -> dict:
+        """The entry without unset options; content as copy would write it (lists and dicts as JSON)."""
+        entry = {key: value for key, value in item.items() if value is not None}
+        content = entry.get("content")
+        if content is not None and not isinstance(content, str):
+            entry["content"] = json.dumps(content)
+        return entry
+
+    def _observe(self, paths: list[str]) -> list:
+        out = self._low_level_execute_command(state_command(paths), sudoable=True)
+        if out.get("rc") != 0:
+            raise FilesError("the state read failed (rc %s): %s" % (out.get("rc"), (out.get("stderr") or "").strip()))
+        return parse_state(out.get("stdout") or "", len(paths))
+
+    def _write(self, entry: dict, task_vars: dict) -> dict:
+        attributes = {key: entry[key] for key in _ATTRIBUTES if key in entry}
+        if entry.get("state", "file") == "directory":
+            return self._execute_module(module_name="ansible.legacy.file", task_vars=task_vars,
+                                        module_args=dict(path=entry["dest"], state="directory", **attributes))
+        task = self._task.copy()
+        task.args = dict(content=entry["content"], dest=entry["dest"], **attributes)
+        copy = self._shared_loader_obj.action_loader.get(
+            "ansible.legacy.copy", task=task, connection=self._connection, play_context=self._play_context,
+            loader=self._loader, templar=self._templar, shared_loader_obj=self._shared_loader_obj)
+        return copy.run(task_vars=task_vars)

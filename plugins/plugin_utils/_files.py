@@ -1,0 +1,117 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the files action plugin decides on the controller (pure, no Ansible imports): the shell
+command that reads, in one call, the state of every file and directory a task writes, the parse
+of its output, and which entries differ from what the task asks for.
+
+An entry is ``{"dest": absolute path, "state": "file" | "directory", "content": text (files),
+"owner", "group", "mode" (octal text)}``; owner, group and mode are compared only when given, as
+ansible.builtin.copy and ansible.builtin.file leave them alone when they are not."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+from dataclasses import dataclass
+
+_MODE = re.compile(r"^[0-7]{3,4}$")
+_LINE = re.compile(r"^(\d+) (absent|link|directory|file)(?: (\S+):(\S+):([0-7]+):(\d+):(\d+))?(?: ([0-9a-f]{40}))?$")
+
+
+class FilesError(Exception):
+    """An entry or a state listing of the wrong shape."""
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What the node has at one path."""
+
+    kind: str  # absent, link, directory or file
+    owner: str = ""
+    group: str = ""
+    mode: str = ""
+    uid: str = ""
+    gid: str = ""
+    sha1: str = ""
+
+
+def check_entries(entries: list[dict]) -> list[str]:
+    """Every problem of the entries at once, each naming the entry by its place and path."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(entries):
+        dest = entry.get("dest") or ""
+        where = "files[%d] (%s)" % (index, dest or "no dest")
+        if not dest.startswith("/") or "\n" in dest:
+            problems.append("%s: dest must be an absolute path on one line" % where)
+        elif dest.rstrip("/") in seen:
+            problems.append("%s: dest appears more than once" % where)
+        seen.add(dest.rstrip("/"))
+        state = entry.get("state") or "file"
+        if state == "file" and entry.get("content") is None:
+            problems.append("%s: a file needs content" % where)
+        if state == "directory" and entry.get("content") is not None:
+            problems.append("%s: a directory takes no content" % where)
+        mode = entry.get("mode")
+        if mode is not None and not (isinstance(mode, str) and _MODE.match(mode)):
+            problems.append("%s: mode must be quoted octal digits such as \"0644\", not %r" % (where, mode))
+    return problems
+
+
+def state_command(paths: list[str]) -> str:
+    """One POSIX shell command printing ``<index> <kind>[ <owner>:<group>:<mode>:<uid>:<gid>][ <sha1>]``
+    for each path, in order: read-only, so it runs in check mode too."""
+    parts = []
+    for index, path in enumerate(paths):
+        quoted = shlex.quote(path)
+        parts.append(
+            "p=%s; if [ -L \"$p\" ]; then echo '%d link'; "
+            "elif [ -d \"$p\" ]; then echo \"%d directory $(stat -c %%U:%%G:%%a:%%u:%%g -- \"$p\")\"; "
+            "elif [ -f \"$p\" ]; then echo \"%d file $(stat -c %%U:%%G:%%a:%%u:%%g -- \"$p\") "
+            "$(sha1sum < \"$p\" | cut -d' ' -f1)\"; "
+            "else echo '%d absent'; fi" % (quoted, index, index, index, index))
+    return "; ".join(parts)
+
+
+def parse_state(text: str, count: int) -> list[Observed]:
+    """The state_command output for ``count`` paths, in their order."""
+    found: dict[int, Observed] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        match = _LINE.match(line.strip())
+        if not match:
+            raise FilesError("unexpected line in the state read: %r" % line)
+        index, kind = int(match[1]), match[2]
+        if index >= count or index in found:
+            raise FilesError("unexpected line in the state read: %r" % line)
+        has_owner = match[3] is not None
+        if kind in ("directory", "file") and not has_owner or kind == "file" and not match[8]:
+            raise FilesError("unexpected line in the state read: %r" % line)
+        found[index] = Observed(kind, *(match.group(3, 4, 5, 6, 7) if has_owner else ("",) * 5), sha1=match[8] or "")
+    missing = [str(index) for index in range(count) if index not in found]
+    if missing:
+        raise FilesError("the state read said nothing about path %s" % ", ".join(missing))
+    return [found[index] for index in range(count)]
+
+
+def content_sha1(content: str) -> str:
+    """The sha1 sha1sum prints for the text, as it will be written (UTF-8)."""
+    return hashlib.sha1(content.encode("utf-8")).hexdigest()
+
+
+def differs(entry: dict, observed: Observed) -> bool:
+    """Whether the node's path differs from the entry (a link always does: copy and file decide)."""
+    state = entry.get("state") or "file"
+    if observed.kind != state:
+        return True
+    if state == "file" and observed.sha1 != content_sha1(entry["content"]):
+        return True
+    if entry.get("mode") is not None and int(str(entry["mode"]), 8) != int(observed.mode, 8):
+        return True
+    for key, name, number in (("owner", observed.owner, observed.uid), ("group", observed.group, observed.gid)):
+        wanted = entry.get(key)
+        if wanted is not None and str(wanted) not in (name, number):
+            return True
+    return False

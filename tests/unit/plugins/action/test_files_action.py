@@ -1,0 +1,85 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpucluster.core.files' action plugin: one read, copy and file only for what differs."""
+
+from __future__ import annotations
+
+import hashlib
+from unittest.mock import MagicMock
+
+import pytest
+
+from ansible.errors import AnsibleActionFail
+from ansible.playbook.play_context import PlayContext
+from ansible.playbook.task import Task
+from ansible_collections.gpucluster.core.plugins.action.files import ActionModule
+
+SHA = hashlib.sha1(b"a=1\n").hexdigest()
+SHA_JSON = hashlib.sha1(b'{"a": 1}').hexdigest()
+
+
+def action(args, listing, rc=0, copy_result=None):
+    task = Task()
+    task.args = args
+    plugin = ActionModule(task, MagicMock(), PlayContext(), loader=None, templar=None, shared_loader_obj=None)
+    plugin._shared_loader_obj = MagicMock()
+    plugin._low_level_execute_command = MagicMock(return_value={"rc": rc, "stdout": listing, "stderr": "boom"})
+    plugin._execute_module = MagicMock(return_value={"changed": True})
+    plugin._remove_tmp_path = MagicMock()
+    copy = plugin._shared_loader_obj.action_loader.get.return_value
+    copy.run.return_value = copy_result or {"changed": True, "diff": {"before": "", "after": "a=2\n"}}
+    return plugin, copy
+
+
+FILES = {"files": [
+    {"dest": "/etc/x", "state": "directory", "owner": "root", "group": "root", "mode": "0755"},
+    {"dest": "/etc/x/a.conf", "content": "a=1\n", "owner": "root", "group": "root", "mode": "0644"},
+    {"dest": "/etc/x/b.json", "content": {"a": 1}, "mode": "0600"},
+]}
+
+
+def test_nothing_differs_means_one_read_and_no_module():
+    listing = ("0 directory root:root:755:0:0\n1 file root:root:644:0:0 %s\n2 file root:root:600:0:0 %s\n"
+               % (SHA, SHA_JSON))
+    plugin, copy = action(FILES, listing)
+    result = plugin.run(task_vars={})
+    assert result["changed"] is False and result["changed_paths"] == []
+    plugin._execute_module.assert_not_called()
+    copy.run.assert_not_called()
+    assert plugin._low_level_execute_command.call_count == 1
+
+
+def test_only_what_differs_is_written_by_copy_and_file():
+    listing = "0 absent\n1 file root:root:644:0:0 %s\n2 file root:root:644:0:0 %s\n" % (SHA, SHA_JSON)
+    plugin, copy = action(FILES, listing)
+    result = plugin.run(task_vars={})
+    assert result["changed"] is True and result["changed_paths"] == ["/etc/x", "/etc/x/b.json"]
+    assert plugin._execute_module.call_args.kwargs["module_name"] == "ansible.legacy.file"
+    assert plugin._execute_module.call_args.kwargs["module_args"] == {
+        "path": "/etc/x", "state": "directory", "owner": "root", "group": "root", "mode": "0755"}
+    task = plugin._shared_loader_obj.action_loader.get.call_args.kwargs["task"]
+    assert task.args == {"content": '{"a": 1}', "dest": "/etc/x/b.json", "mode": "0600"}
+    assert result["diff"] == [{"before": "", "after": "a=2\n"}]
+
+
+def test_a_failed_write_names_the_path():
+    plugin, copy = action(FILES, "0 absent\n1 absent\n2 absent\n")
+    plugin._execute_module.return_value = {"failed": True, "msg": "chown failed"}
+    result = plugin.run(task_vars={})
+    assert result["failed"] is True and result["msg"] == "gpucluster.core.files: /etc/x: chown failed"
+    copy.run.assert_not_called()
+
+
+@pytest.mark.parametrize("args, listing, rc, message", [
+    ({"files": [{"dest": "relative", "content": "x"}]}, "", 0,
+     "gpucluster.core.files: files[0] (relative): dest must be an absolute path on one line"),
+    ({"files": [{"dest": "/a", "content": "x"}]}, "", 1,
+     "gpucluster.core.files: the state read failed (rc 1): boom"),
+    ({"files": [{"dest": "/a", "content": "x"}]}, "0 fifo\n", 0,
+     "gpucluster.core.files: unexpected line in the state read: '0 fifo'"),
+])
+def test_failures_are_named(args, listing, rc, message):
+    plugin, _copy = action(args, listing, rc)
+    with pytest.raises(AnsibleActionFail) as err:
+        plugin.run(task_vars={})
+    assert str(err.value) == message

@@ -1,0 +1,98 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The files action plugin's decisions: the entries' rules, the state read and what differs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+
+import pytest
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
+    FilesError,
+    Observed,
+    check_entries,
+    content_sha1,
+    differs,
+    parse_state,
+    state_command,
+)
+
+SHA_HELLO = hashlib.sha1(b"hello\n").hexdigest()
+
+
+@pytest.mark.parametrize("entries, problems", [
+    ([{"dest": "/etc/a.conf", "content": "x", "mode": "0644"}, {"dest": "/etc/d", "state": "directory"}], []),
+    ([{"dest": "etc/a.conf", "content": "x"}], ["files[0] (etc/a.conf): dest must be an absolute path on one line"]),
+    ([{"dest": "/etc/a\nb", "content": "x"}], ["files[0] (/etc/a\nb): dest must be an absolute path on one line"]),
+    ([{"dest": "/etc/a", "content": "x"}, {"dest": "/etc/a/", "state": "directory"}],
+     ["files[1] (/etc/a/): dest appears more than once"]),
+    ([{"dest": "/etc/a"}], ["files[0] (/etc/a): a file needs content"]),
+    ([{"dest": "/etc/d", "state": "directory", "content": "x"}], ["files[0] (/etc/d): a directory takes no content"]),
+    ([{"dest": "/etc/a", "content": "x", "mode": 420}],
+     ["files[0] (/etc/a): mode must be quoted octal digits such as \"0644\", not 420"]),
+    ([{"dest": "/etc/a", "content": "x", "mode": "u+rw"}, {"dest": "", "content": "y"}],
+     ["files[0] (/etc/a): mode must be quoted octal digits such as \"0644\", not 'u+rw'",
+      "files[1] (no dest): dest must be an absolute path on one line"]),
+])
+def test_check_entries(entries, problems):
+    assert check_entries(entries) == problems
+
+
+def test_state_command_reads_a_real_tree(tmp_path):
+    (tmp_path / "d").mkdir(mode=0o750)
+    (tmp_path / "d").chmod(0o750)
+    (tmp_path / "f").write_text("hello\n", encoding="utf-8")
+    (tmp_path / "f").chmod(0o640)
+    (tmp_path / "l").symlink_to(tmp_path / "f")
+    paths = [str(tmp_path / name) for name in ("d", "f", "l", "missing", "it's")]
+    out = subprocess.run(["sh", "-c", state_command(paths)], capture_output=True, text=True, check=True).stdout
+    seen = parse_state(out, len(paths))
+    uid, gid = str(os.getuid()), str(os.getgid())
+    assert [item.kind for item in seen] == ["directory", "file", "link", "absent", "absent"]
+    assert (seen[0].mode, seen[0].uid, seen[0].gid, seen[0].sha1) == ("750", uid, gid, "")
+    assert (seen[1].mode, seen[1].sha1) == ("640", SHA_HELLO)
+
+
+@pytest.mark.parametrize("text, count, message", [
+    ("0 file root:root:644:0:0\n", 1, "unexpected line in the state read: '0 file root:root:644:0:0'"),
+    ("0 directory\n", 1, "unexpected line in the state read: '0 directory'"),
+    ("0 absent\n1 absent\n", 1, "unexpected line in the state read: '1 absent'"),
+    ("0 absent\n0 absent\n", 1, "unexpected line in the state read: '0 absent'"),
+    ("stat: cannot stat\n", 1, "unexpected line in the state read: 'stat: cannot stat'"),
+    ("0 absent\n", 3, "the state read said nothing about path 1, 2"),
+])
+def test_parse_state_is_strict(text, count, message):
+    with pytest.raises(FilesError) as err:
+        parse_state(text, count)
+    assert str(err.value) == message
+
+
+FILE = Observed("file", "root", "root", "644", "0", "0", SHA_HELLO)
+DIRECTORY = Observed("directory", "root", "adm", "755", "0", "4")
+
+
+@pytest.mark.parametrize("entry, observed, expected", [
+    ({"dest": "/a", "content": "hello\n"}, FILE, False),
+    ({"dest": "/a", "content": "hello\n", "owner": "root", "group": "root", "mode": "0644"}, FILE, False),
+    ({"dest": "/a", "content": "hello\n", "owner": "0", "group": "0", "mode": "644"}, FILE, False),
+    ({"dest": "/a", "content": "hello"}, FILE, True),
+    ({"dest": "/a", "content": "hello\n", "mode": "0600"}, FILE, True),
+    ({"dest": "/a", "content": "hello\n", "owner": "slurm"}, FILE, True),
+    ({"dest": "/a", "content": "hello\n", "group": "adm"}, FILE, True),
+    ({"dest": "/a", "content": "hello\n"}, Observed("absent"), True),
+    ({"dest": "/a", "content": "hello\n"}, Observed("link"), True),
+    ({"dest": "/a", "content": "hello\n"}, DIRECTORY, True),
+    ({"dest": "/d", "state": "directory", "group": "adm", "mode": "0755"}, DIRECTORY, False),
+    ({"dest": "/d", "state": "directory", "group": "4"}, DIRECTORY, False),
+    ({"dest": "/d", "state": "directory", "mode": "1777"}, DIRECTORY, True),
+    ({"dest": "/d", "state": "directory"}, FILE, True),
+])
+def test_differs(entry, observed, expected):
+    assert differs(entry, observed) is expected
+
+
+def test_content_sha1_is_what_sha1sum_prints_for_utf8():
+    assert content_sha1("é\n") == hashlib.sha1("é\n".encode("utf-8")).hexdigest()

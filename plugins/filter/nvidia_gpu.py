@@ -1,10 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""NVIDIA GPU filters: nvidia_gpu_architecture and nvidia_kernel_modules.
+"""NVIDIA GPU filters: nvidia_gpu_architecture, nvidia_kernel_modules, nvidia_cuda_repo_path and
+nvidia_driver_reboot_reasons.
 
-Documentation lives beside this file in nvidia_gpu_architecture.yml and
-nvidia_kernel_modules.yml; the logic is in module_utils/_gpu_arch.py.
+Documentation lives beside this file in a .yml file per filter; the logic is in
+module_utils/_gpu_arch.py and plugin_utils/_nvidia_repo.py and _nvidia_reboot.py.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils._nvidia_reboot import reboot_reasons
 from ansible_collections.gpucluster.core.plugins.plugin_utils._nvidia_repo import cuda_repo_path
 from ansible_collections.gpucluster.core.plugins.module_utils._gpu_arch import (
     GpuArchError,
@@ -47,4 +49,5 @@ class FilterModule(object):
             "nvidia_gpu_architecture": nvidia_gpu_architecture,
             "nvidia_kernel_modules": nvidia_kernel_modules,
             "nvidia_cuda_repo_path": as_filter("nvidia_cuda_repo_path", cuda_repo_path),
+            "nvidia_driver_reboot_reasons": as_filter("nvidia_driver_reboot_reasons", reboot_reasons),
         }

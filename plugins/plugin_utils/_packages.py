@@ -73,3 +73,24 @@ def _split(spec: str) -> tuple[str | None, str | None]:
     if not _NAME.match(name) or (sep and not version) or any(op in spec for op in ("<", ">")):
         return None, None
     return name, (version if sep else None)
+
+
+# The rpm query format installed_versions reads for dnf hosts: name, version.
+RPM_QUERY_FORMAT = "%{NAME}\\t%{VERSION}\\n"
+
+
+def installed_versions(text: str, pkg_mgr: str) -> dict[str, str]:
+    """``{name: version}`` of the installed packages in a query's output: ``dpkg-query -W
+    --showformat=DPKG_QUERY_FORMAT`` on apt hosts, ``rpm -q --qf RPM_QUERY_FORMAT`` on the others
+    (whose "package X is not installed" lines are left out)."""
+    if pkg_mgr == "apt":
+        return parse_dpkg_query(text)
+    installed: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or (line.startswith("package ") and line.endswith(" is not installed")):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 2 or not fields[0] or not fields[1]:
+            raise PackagesError("rpm line %d is not 'name<TAB>version': %r" % (number, line))
+        installed[fields[0]] = fields[1]
+    return installed

@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
     PackagesError,
     dpkg_query_names,
+    installed_versions,
     parse_dpkg_query,
     pending_specs,
 )
@@ -79,3 +80,24 @@ def test_pending_specs_refuses_other_shapes(specs):
 def test_dpkg_query_names_once_and_only_judged():
     assert dpkg_query_names(["bash", "bash=5.2", "libc6:amd64", "nvidia-*", "cuda-drivers-550=550.*"]) == [
         "bash", "cuda-drivers-550"]
+
+
+@pytest.mark.parametrize("text, pkg_mgr, installed", [
+    ("docker.io\t20.10.24+dfsg1-1+b3\tii \ndocker-ce\t\tun \n", "apt", {"docker.io": "20.10.24+dfsg1-1+b3"}),
+    ("", "apt", {}),
+    ("package docker-ce is not installed\ndocker\t24.0.5\n", "dnf", {"docker": "24.0.5"}),
+    ("package docker-ce is not installed\npackage docker is not installed\n", "dnf", {}),
+])
+def test_installed_versions(text, pkg_mgr, installed):
+    assert installed_versions(text, pkg_mgr) == installed
+
+
+@pytest.mark.parametrize("text, pkg_mgr, message", [
+    ("docker.io 20.10 ii\n", "apt", "dpkg-query line 1 is not 'name<TAB>version<TAB>status': 'docker.io 20.10 ii'"),
+    ("docker-ce\n", "dnf", "rpm line 1 is not 'name<TAB>version': 'docker-ce'"),
+    ("error: rpmdb open failed\n", "dnf", "rpm line 1 is not 'name<TAB>version': 'error: rpmdb open failed'"),
+])
+def test_installed_versions_refuses_other_output(text, pkg_mgr, message):
+    with pytest.raises(PackagesError) as err:
+        installed_versions(text, pkg_mgr)
+    assert str(err.value) == message

@@ -8,11 +8,14 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
+import sys
 from pathlib import Path
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_cuda import verify_problems
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / ".venv" / "collections"))
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_cuda import verify_problems  # noqa: E402
 
-SCRIPT = Path(__file__).resolve().parents[2] / "roles" / "cuda" / "files" / "cuda_state.py"
+SCRIPT = ROOT / "roles" / "cuda" / "files" / "cuda_state.py"
 NVCC = "#!/bin/sh\necho 'Cuda compilation tools, release %s, V%s.131'\n"
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 from ansible_collections.gpucluster.core.plugins.modules.files import ARGUMENT_SPEC
+from ansible_collections.gpucluster.core.plugins.plugin_utils._action import ReadFirstAction
 from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
     FilesError,
     check_entries,
@@ -22,18 +22,12 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
 _ATTRIBUTES = ("owner", "group", "mode")
 
 
-class ActionModule(ActionBase):
+class ActionModule(ReadFirstAction):
     TRANSFERS_FILES = True
-    _requires_connection = True
-    _supports_check_mode = True
-    _supports_async = False
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        del validation
+        result, args = self._start(tmp, task_vars, ARGUMENT_SPEC)
         entries = [self._entry(item) for item in args["files"]]
         problems = check_entries(entries)
         if problems:

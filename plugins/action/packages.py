@@ -9,8 +9,8 @@ from __future__ import annotations
 import shlex
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 from ansible_collections.gpucluster.core.plugins.modules.packages import ARGUMENT_SPEC
+from ansible_collections.gpucluster.core.plugins.plugin_utils._action import ReadFirstAction
 from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
     DPKG_QUERY_FORMAT,
     PackagesError,
@@ -22,18 +22,12 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
 _APT_ONLY = ("update_cache", "cache_valid_time", "allow_downgrade", "allow_change_held_packages")
 
 
-class ActionModule(ActionBase):
+class ActionModule(ReadFirstAction):
     TRANSFERS_FILES = False
-    _requires_connection = True
-    _supports_check_mode = True
-    _supports_async = False
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        del validation
+        result, args = self._start(tmp, task_vars, ARGUMENT_SPEC)
         facts = task_vars.get("ansible_facts") or {}
         pkg_mgr = facts.get("pkg_mgr") or ("apt" if facts.get("os_family") == "Debian" else None)
         if pkg_mgr is None:

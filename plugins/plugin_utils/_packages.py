@@ -75,13 +75,9 @@ def _split(spec: str) -> tuple[str | None, str | None]:
     return name, (version if sep else None)
 
 
-# The rpm query format installed_versions reads for dnf hosts: name, version.
-RPM_QUERY_FORMAT = "%{NAME}\\t%{VERSION}\\n"
-
-
 def installed_versions(text: str, pkg_mgr: str) -> dict[str, str]:
     """``{name: version}`` of the installed packages in a query's output: ``dpkg-query -W
-    --showformat=DPKG_QUERY_FORMAT`` on apt hosts, ``rpm -q --qf RPM_QUERY_FORMAT`` on the others
+    --showformat=DPKG_QUERY_FORMAT`` on apt hosts, ``rpm -q --qf '%{NAME}\\t%{VERSION}\\n'`` on the others
     (whose "package X is not installed" lines are left out)."""
     if pkg_mgr == "apt":
         return parse_dpkg_query(text)

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of gpucluster.core.files: one shell command (no module) reads the owner, group,
 mode and sha1 of every path of the task; ansible.builtin.copy (files) and ansible.builtin.file
-(directories) run only for the paths that differ, with their own check and diff modes."""
+(directories, absent paths) run only for the paths that differ, with their own check and diff modes."""
 
 from __future__ import annotations
 
@@ -73,6 +73,9 @@ class ActionModule(ReadFirstAction):
 
     def _write(self, entry: dict, task_vars: dict) -> dict:
         attributes = {key: entry[key] for key in _ATTRIBUTES if key in entry}
+        if entry.get("state") == "absent":
+            return self._execute_module(module_name="ansible.legacy.file", task_vars=task_vars,
+                                        module_args=dict(path=entry["dest"], state="absent"))
         if entry.get("state", "file") == "directory":
             return self._execute_module(module_name="ansible.legacy.file", task_vars=task_vars,
                                         module_args=dict(path=entry["dest"], state="directory", **attributes))

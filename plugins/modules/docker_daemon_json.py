@@ -19,7 +19,8 @@ description:
   - A C(null) value in O(settings) removes that top-level key.
   - Returns whether dockerd can apply the change with a reload (SIGHUP) or needs a restart.
   - Fails, writing nothing, when the file is not a JSON object.
-  - A new or rewritten file gets mode C(0644), owned by the user the module runs as.
+  - A new or rewritten file gets mode C(0644), owned by the user the module runs as; a missing folder
+    (C(/etc/docker) before Docker is installed) is made with mode C(0755).
 author:
   - gpucluster.core developers (@gpucluster)
 attributes:
@@ -143,6 +144,10 @@ def main():
         if not module.check_mode:
             if module.params["backup"] and os.path.exists(path):
                 result["backup_file"] = module.backup_local(path)
+            folder = os.path.dirname(path)
+            if folder and not os.path.isdir(folder):
+                os.makedirs(folder)
+                os.chmod(folder, 0o755)
             write_text(module, path, after)
             module.set_mode_if_different(path, "0644", False)
     module.exit_json(**result)

@@ -10,13 +10,14 @@ __metaclass__ = type  # pylint: disable=invalid-name
 DOCUMENTATION = r"""
 ---
 module: files
-short_description: Write files and directories, contacting the node once when nothing differs
+short_description: Write files and directories and remove paths, contacting the node once when nothing differs
 version_added: 0.1.0
 description:
   - One shell command (no module) reads the kind, owner, group, mode and sha1 of every path of the
     task. M(ansible.builtin.copy) writes only the files whose content or attributes differ and
     M(ansible.builtin.file) makes only the directories that are missing or differ, each with its own
-    check and diff modes. An unchanged file therefore costs no module call, where
+    check and diff modes; M(ansible.builtin.file) removes only the absent paths that exist. An
+    unchanged file therefore costs no module call, where
     M(ansible.builtin.template) and M(ansible.builtin.copy) make two per file and run.
   - Render templates in the task with P(ansible.builtin.template#lookup); the content is compared as
     it will be written (UTF-8).
@@ -37,10 +38,12 @@ options:
         type: path
         required: true
       state:
-        description: C(file) (with O(files[].content)) or C(directory).
+        description:
+          - C(file) (with O(files[].content)), C(directory), or C(absent) (removed where it exists,
+            a directory with what it holds; no content, owner, group or mode).
         type: str
         default: file
-        choices: [file, directory]
+        choices: [file, directory, absent]
       content:
         description: The file's text (a list or dict is written as JSON, as copy does).
         type: raw
@@ -100,7 +103,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 changed_paths:
-  description: The paths written or changed (would be, in check mode), in the task's order.
+  description: The paths written, changed or removed (would be, in check mode), in the task's order.
   returned: always
   type: list
   elements: str
@@ -117,7 +120,7 @@ ARGUMENT_SPEC = {
         "required": True,
         "options": {
             "dest": {"type": "path", "required": True},
-            "state": {"type": "str", "default": "file", "choices": ["file", "directory"]},
+            "state": {"type": "str", "default": "file", "choices": ["file", "directory", "absent"]},
             "content": {"type": "raw"},
             "owner": {"type": "str"},
             "group": {"type": "str"},

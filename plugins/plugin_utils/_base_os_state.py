@@ -1,13 +1,37 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The base_os role's derived data (controller side, pure, no Ansible imports)."""
+"""The base_os role's derived data (controller side, pure): the parse of the SSH step's one read
+of a node, and the ssh_known_hosts lines."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, List, Mapping
+from typing import Any, Dict, Iterable, List, Mapping
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._sections import split_sections
 
 _KEY_RE = re.compile(r"^(ssh-|ecdsa-)")
+# An OpenSSH public key line: type, base64 key, optional comment.
+_PUBLIC_KEY = re.compile(r"^(ssh-|ecdsa-|sk-)\S+ [A-Za-z0-9+/]+={0,3}( .*)?$")
+SSH_SECTIONS = ("passwd", "admin_key", "host_keys")
+
+
+def ssh_node_state(text: str) -> Dict[str, Any]:
+    """The SSH step's one read of a node (plugin_utils/_sections.py): ``[passwd]`` the admin user's
+    getent line (none when the user does not exist), ``[admin_key]`` its public key (none until
+    the key pair exists), ``[host_keys]`` the node's public host keys (none when not read).
+    Returns ``admin_user_exists``, ``admin_key`` (text, empty when none) and ``host_keys`` (text)."""
+    sections = split_sections(text, SSH_SECTIONS, "base_os_ssh_node_state")
+    for name in ("passwd", "admin_key"):
+        if len(sections[name]) > 1:
+            raise RuleError("base_os_ssh_node_state: more than one %s line in the node read" % name)
+    for line in sections["admin_key"] + sections["host_keys"]:
+        if not _PUBLIC_KEY.match(line):
+            raise RuleError("base_os_ssh_node_state: not an SSH public key line: %r" % line)
+    return {"admin_user_exists": bool(sections["passwd"]),
+            "admin_key": "\n".join(sections["admin_key"]),
+            "host_keys": "\n".join(sections["host_keys"])}
 
 
 def known_hosts_lines(host_keys: Mapping[str, str], entries: Iterable[Mapping[str, Any]]) -> List[str]:

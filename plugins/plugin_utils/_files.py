@@ -4,9 +4,10 @@
 command that reads, in one call, the state of every file and directory a task writes, the parse
 of its output, and which entries differ from what the task asks for.
 
-An entry is ``{"dest": absolute path, "state": "file" | "directory", "content": text (files),
-"owner", "group", "mode" (octal text)}``; owner, group and mode are compared only when given, as
-ansible.builtin.copy and ansible.builtin.file leave them alone when they are not."""
+An entry is ``{"dest": absolute path, "state": "file" | "directory" | "absent", "content": text
+(files), "owner", "group", "mode" (octal text)}``; owner, group and mode are compared only when
+given, as ansible.builtin.copy and ansible.builtin.file leave them alone when they are not. An
+absent entry takes none of them."""
 
 from __future__ import annotations
 
@@ -53,6 +54,8 @@ def check_entries(entries: list[dict]) -> list[str]:
             problems.append("%s: a file needs content" % where)
         if state == "directory" and entry.get("content") is not None:
             problems.append("%s: a directory takes no content" % where)
+        if state == "absent" and any(entry.get(key) is not None for key in ("content", "owner", "group", "mode")):
+            problems.append("%s: an absent path takes no content, owner, group or mode" % where)
         mode = entry.get("mode")
         if mode is not None and not (isinstance(mode, str) and _MODE.match(mode)):
             problems.append("%s: mode must be quoted octal digits such as \"0644\", not %r" % (where, mode))
@@ -104,6 +107,8 @@ def content_sha1(content: str) -> str:
 def differs(entry: dict, observed: Observed) -> bool:
     """Whether the node's path differs from the entry (a link always does: copy and file decide)."""
     state = entry.get("state") or "file"
+    if state == "absent":
+        return observed.kind != "absent"
     if observed.kind != state:
         return True
     if state == "file" and observed.sha1 != content_sha1(entry["content"]):

@@ -1,7 +1,8 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The nfs role's derived data (controller side, pure, no Ansible imports): a host's client
-mounts with their fstab options, and what a converged host's exportfs and /proc/mounts lack.
+"""The nfs role's derived data (controller side, pure): a host's client mounts with their fstab
+options, the parse of the role's one read of a node (kernel NFS support, users and groups), and
+what a converged host's exportfs and /proc/mounts lack.
 
 The input was checked by the role's rules (_rules_nfs.py) before this runs."""
 
@@ -9,6 +10,13 @@ from __future__ import annotations
 
 import re
 from typing import Any, Dict, Iterable, List, Mapping
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._sections import split_sections
+
+# The sections of the node read (roles/nfs/tasks/preflight.yml) and the fewest ':'-separated fields of a passwd and a group line.
+NODE_SECTIONS = ("filesystems", "modules", "passwd", "group")
+_GETENT_FIELDS = {"passwd": 7, "group": 4}
 
 
 def client_mounts(mounts: Iterable[Mapping[str, Any]], host: str, settings: Mapping[str, Any]) -> List[Dict[str, str]]:
@@ -33,6 +41,22 @@ def client_mounts(mounts: Iterable[Mapping[str, Any]], host: str, settings: Mapp
                     "owner": mount.get("owner", "root"), "group": mount.get("group", "root"),
                     "mode": str(mount.get("mode", "0755"))})
     return out
+
+
+def node_state(text: str) -> Dict[str, Any]:
+    """The role's one read of a node (plugin_utils/_sections.py). filesystems: /proc/filesystems
+    (the last word of each line); modules: the NFS modules modprobe finds; passwd and group:
+    ``getent`` lines, as M(ansible.builtin.getent) returns them (name -> the other fields)."""
+    sections = split_sections(text, NODE_SECTIONS, "nfs_node_state")
+    state: Dict[str, Any] = {name: [line.split()[-1] for line in sections[name]] for name in ("filesystems", "modules")}
+    for name, fewest in _GETENT_FIELDS.items():
+        state[name] = {}
+        for line in sections[name]:
+            fields = line.split(":")
+            if len(fields) < fewest or not fields[0]:
+                raise RuleError("nfs_node_state: not a getent %s line: %r" % (name, line))
+            state[name][fields[0]] = fields[1:]
+    return state
 
 
 def unpublished(exports: Iterable[Mapping[str, Any]], exportfs: str) -> List[str]:

@@ -62,6 +62,17 @@ def test_only_what_differs_is_written_by_copy_and_file():
     assert result["diff"] == [{"before": "", "after": "a=2\n"}]
 
 
+def test_an_absent_path_is_removed_only_where_it_exists():
+    args = {"files": [{"dest": "/etc/apt/sources.list.d/docker.list", "state": "absent"},
+                      {"dest": "/etc/apt/preferences.d/old.pref", "state": "absent"}]}
+    plugin, copy = action(args, "0 absent\n1 file root:root:644:0:0 %s\n" % SHA)
+    result = plugin.run(task_vars={})
+    assert result["changed"] is True and result["changed_paths"] == ["/etc/apt/preferences.d/old.pref"]
+    plugin._execute_module.assert_called_once()
+    assert plugin._execute_module.call_args.kwargs["module_args"] == {"path": "/etc/apt/preferences.d/old.pref", "state": "absent"}
+    copy.run.assert_not_called()
+
+
 def test_a_failed_write_names_the_path():
     plugin, copy = action(FILES, "0 absent\n1 absent\n2 absent\n")
     plugin._execute_module.return_value = {"failed": True, "msg": "chown failed"}

@@ -41,6 +41,14 @@ def test_writes_then_unchanged(tmp_path, before, args, keys, reload, after):
     assert again["changed_keys"] == []
 
 
+def test_a_missing_folder_is_made(tmp_path):
+    path = tmp_path / "docker" / "daemon.json"
+    result = run_module(docker_daemon_json.main, {"path": str(path)})
+    assert result["changed"] is True
+    assert json.loads(path.read_text()) == {"runtimes": NVIDIA}
+    assert oct(path.parent.stat().st_mode & 0o777) == "0o755"
+
+
 def test_layout_does_not_count(tmp_path):
     path = tmp_path / "daemon.json"
     text = '{"runtimes":{"nvidia":{"args":[],"path":"nvidia-container-runtime"}},"debug":false}'

@@ -1,12 +1,13 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""base_os derived data: ssh_known_hosts lines."""
+"""base_os derived data: the SSH step's node read and ssh_known_hosts lines."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._base_os_state import known_hosts_lines
+from ansible_collections.gpucluster.core.plugins.plugin_utils._base_os_state import known_hosts_lines, ssh_node_state
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
 ED = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKq"
 EC = "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAI"
@@ -35,3 +36,41 @@ ENTRIES = [
 ])
 def test_known_hosts_lines(host_keys, entries, expected):
     assert known_hosts_lines(host_keys, entries) == expected
+
+
+# The SSH read on the sandbox's head node (Debian 12) once the admin key pair exists.
+SSH_READ = """[passwd]
+admin:x:1000:1000::/home/admin:/bin/bash
+[admin_key]
+%s admin@cluster (gpucluster.core)
+[host_keys]
+%s root@master
+%s root@master
+""" % (ED, EC, ED)
+
+
+def test_ssh_node_state_reads_the_user_and_the_keys():
+    assert ssh_node_state(SSH_READ) == {
+        "admin_user_exists": True,
+        "admin_key": ED + " admin@cluster (gpucluster.core)",
+        "host_keys": "%s root@master\n%s root@master" % (EC, ED),
+    }
+
+
+def test_ssh_node_state_of_a_fresh_node():
+    assert ssh_node_state("[passwd]\n[admin_key]\n[host_keys]\n") == {
+        "admin_user_exists": False, "admin_key": "", "host_keys": ""}
+
+
+@pytest.mark.parametrize("text, message", [
+    (SSH_READ.replace("[admin_key]\n", "[admin_key]\n%s x\n" % RSA),
+     "base_os_ssh_node_state: more than one admin_key line in the node read"),
+    (SSH_READ.replace("[host_keys]\n", "[host_keys]\ncat: /etc/ssh/ssh_host_rsa_key.pub: No such file\n"),
+     "base_os_ssh_node_state: not an SSH public key line: 'cat: /etc/ssh/ssh_host_rsa_key.pub: No such file'"),
+    ("[passwd]\n[admin_key]\n", "base_os_ssh_node_state: the node read lacks host_keys"),
+    ("admin\n" + SSH_READ, "base_os_ssh_node_state: a line before any section in the node read: 'admin'"),
+])
+def test_ssh_node_state_is_strict(text, message):
+    with pytest.raises(RuleError) as err:
+        ssh_node_state(text)
+    assert str(err.value) == message

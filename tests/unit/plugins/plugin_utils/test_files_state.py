@@ -31,6 +31,9 @@ SHA_HELLO = hashlib.sha1(b"hello\n").hexdigest()
      ["files[1] (/etc/a/): dest appears more than once"]),
     ([{"dest": "/etc/a"}], ["files[0] (/etc/a): a file needs content"]),
     ([{"dest": "/etc/d", "state": "directory", "content": "x"}], ["files[0] (/etc/d): a directory takes no content"]),
+    ([{"dest": "/etc/a.list", "state": "absent"}], []),
+    ([{"dest": "/etc/a.list", "state": "absent", "mode": "0644"}],
+     ["files[0] (/etc/a.list): an absent path takes no content, owner, group or mode"]),
     ([{"dest": "/etc/a", "content": "x", "mode": 420}],
      ["files[0] (/etc/a): mode must be quoted octal digits such as \"0644\", not 420"]),
     ([{"dest": "/etc/a", "content": "x", "mode": "u+rw"}, {"dest": "", "content": "y"}],
@@ -89,6 +92,10 @@ DIRECTORY = Observed("directory", "root", "adm", "755", "0", "4")
     ({"dest": "/d", "state": "directory", "group": "4"}, DIRECTORY, False),
     ({"dest": "/d", "state": "directory", "mode": "1777"}, DIRECTORY, True),
     ({"dest": "/d", "state": "directory"}, FILE, True),
+    ({"dest": "/a", "state": "absent"}, Observed("absent"), False),
+    ({"dest": "/a", "state": "absent"}, FILE, True),
+    ({"dest": "/a", "state": "absent"}, DIRECTORY, True),
+    ({"dest": "/a", "state": "absent"}, Observed("link"), True),
 ])
 def test_differs(entry, observed, expected):
     assert differs(entry, observed) is expected

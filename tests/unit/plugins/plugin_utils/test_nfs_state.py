@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import client_mounts, group_clashes, unmounted, unpublished
+from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import client_mounts, group_clashes, node_state, unmounted, unpublished
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
 SETTINGS = {"nfs_mount_version": "4.2", "nfs_mount_options": ["rw", "hard", "noatime"], "nfs_mount_automount": True,
             "nfs_mount_timeout": 30, "nfs_mount_idle_timeout": 0}
@@ -92,3 +93,50 @@ GETENT = {"root": ["x", "0", ""], "users": ["x", "100", ""], "gpuusers": ["x", "
 ])
 def test_group_clashes(groups, expected):
     assert group_clashes(groups, GETENT) == expected
+
+
+# The node read on a Debian 12 node container (no nfsd in its kernel; modprobe finds the nfs module).
+NODE_READ = """[filesystems]
+nodev\tsysfs
+nodev\ttmpfs
+\text4
+nodev\tnfs
+nodev\tnfs4
+[modules]
+nfs
+[passwd]
+root:x:0:0:root:/root:/bin/bash
+alice:x:1000:1000:Alice,,,:/home/alice:/bin/bash
+[group]
+root:x:0:
+gpuusers:x:2000:alice,bob
+"""
+
+
+def test_node_state_parses_the_read():
+    assert node_state(NODE_READ) == {
+        "filesystems": ["sysfs", "tmpfs", "ext4", "nfs", "nfs4"],
+        "modules": ["nfs"],
+        "passwd": {"root": ["x", "0", "0", "root", "/root", "/bin/bash"],
+                   "alice": ["x", "1000", "1000", "Alice,,,", "/home/alice", "/bin/bash"]},
+        "group": {"root": ["x", "0", ""], "gpuusers": ["x", "2000", "alice,bob"]},
+    }
+
+
+def test_node_state_feeds_group_clashes():
+    assert group_clashes([{"name": "gpuusers", "gid": 2001}], node_state(NODE_READ)["group"]) == [
+        "group gpuusers exists with gid 2000, not 2001"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("nodev\tsysfs\n" + NODE_READ, "nfs_node_state: a line before any section in the node read: 'nodev\\tsysfs'"),
+    (NODE_READ + "[modules]\n", "nfs_node_state: unexpected section '[modules]' in the node read"),
+    (NODE_READ.replace("[group]", "[groups]"), "nfs_node_state: unexpected section '[groups]' in the node read"),
+    (NODE_READ.replace("root:x:0:\n", "root:x:0\n"), "nfs_node_state: not a getent group line: 'root:x:0'"),
+    (NODE_READ.replace("root:x:0:0:root:/root:/bin/bash", "root:x:0:0"), "nfs_node_state: not a getent passwd line: 'root:x:0:0'"),
+    (NODE_READ.split("[passwd]")[0], "nfs_node_state: the node read lacks passwd, group"),
+])
+def test_node_state_is_strict(text, message):
+    with pytest.raises(RuleError) as err:
+        node_state(text)
+    assert str(err.value) == message

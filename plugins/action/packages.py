@@ -1,8 +1,10 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of gpucluster.core.packages: on apt hosts one ``dpkg-query`` (a plain shell
-command, no module) says which specs are already satisfied; ansible.builtin.apt runs only for the
-others, with the task's options. On other hosts the task goes to ansible.builtin.package."""
+command, no module) says which specs are already satisfied and which packages are held;
+ansible.builtin.apt runs only for the others, with the task's options, and one ``dpkg
+--set-selections`` only for the holds that differ. On other hosts the task goes to
+ansible.builtin.package."""
 
 from __future__ import annotations
 
@@ -14,9 +16,12 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._action import Rea
 from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
     DPKG_QUERY_FORMAT,
     PackagesError,
+    check_selection_names,
     dpkg_query_names,
     parse_dpkg_query,
     pending_specs,
+    selection_changes,
+    selections,
 )
 
 _APT_ONLY = ("update_cache", "cache_valid_time", "allow_downgrade", "allow_change_held_packages")
@@ -40,28 +45,47 @@ class ActionModule(ReadFirstAction):
                                                task_vars=task_vars))
             return result
         try:
-            pending = self._pending(specs)
+            check_selection_names(args["hold"], args["release"])
+            listing = self._read(dpkg_query_names(specs) + args["hold"] + args["release"])
+            pending = pending_specs(specs, parse_dpkg_query(listing))
         except PackagesError as exc:
             raise AnsibleActionFail(str(exc)) from None
-        if not pending:
-            result.update(changed=False, pending=[], msg="every package is installed as asked")
-            return result
-        module_args = {"name": pending, "state": "present"}
-        module_args.update((key, args[key]) for key in _APT_ONLY if args[key])
-        result.update(self._execute_module(module_name="ansible.legacy.apt", module_args=module_args,
-                                           task_vars=task_vars))
-        result["pending"] = pending
+        result.update(changed=False, pending=pending, msg="every package is installed as asked")
+        if pending:
+            module_args = {"name": pending, "state": "present"}
+            module_args.update((key, args[key]) for key in _APT_ONLY if args[key])
+            result.update(self._execute_module(module_name="ansible.legacy.apt", module_args=module_args,
+                                               task_vars=task_vars))
+            result["pending"] = pending
+            if result.get("failed"):
+                return result
+        installed_now = [] if self._task.check_mode else dpkg_query_names(pending)
+        changes = selection_changes(args["hold"], args["release"], selections(listing), installed_now)
+        result["held"] = [name for name, selection in changes if selection == "hold"]
+        result["released"] = [name for name, selection in changes if selection == "install"]
+        if changes:
+            result["changed"] = True
+            if not self._task.check_mode:
+                self._set_selections(changes)
         return result
 
-    def _pending(self, specs: list[str]) -> list[str]:
-        """The specs the node does not satisfy, from one dpkg-query (read-only, so it runs in
-        check mode too). dpkg-query exits 1 when it knows a name not at all: those are pending."""
-        names = dpkg_query_names(specs)
+    def _read(self, names: list[str]) -> str:
+        """The dpkg-query listing of the names (read-only, so it runs in check mode too). dpkg-query
+        exits 1 when it knows a name not at all: that package is not installed."""
+        names = list(dict.fromkeys(names))
         if not names:
-            return pending_specs(specs, {})
+            return ""
         # dpkg-query reads the \t and \n escapes of the format itself.
         command = shlex.join(["dpkg-query", "-W", "--showformat=" + DPKG_QUERY_FORMAT] + names)
         out = self._low_level_execute_command(command, sudoable=True)
         if out.get("rc") not in (0, 1):
             raise PackagesError("dpkg-query failed (rc %s): %s" % (out.get("rc"), (out.get("stderr") or "").strip()))
-        return pending_specs(specs, parse_dpkg_query(out.get("stdout") or ""))
+        return out.get("stdout") or ""
+
+    def _set_selections(self, changes: list[tuple[str, str]]) -> None:
+        lines = ["%s %s" % change for change in changes]
+        command = "printf '%%s\\n' %s | dpkg --set-selections" % " ".join(shlex.quote(line) for line in lines)
+        out = self._low_level_execute_command(command, sudoable=True)
+        if out.get("rc") != 0:
+            raise AnsibleActionFail("gpucluster.core.packages: dpkg --set-selections failed (rc %s): %s"
+                                    % (out.get("rc"), (out.get("stderr") or "").strip()))

@@ -20,6 +20,7 @@ description:
   - A spec is C(name) (any installed version) or C(name=version) (exactly that version; C(*) in the
     version is a wildcard, as apt reads it). A spec this module cannot judge for certain (an
     architecture qualifier, a version relation such as C(>=), a virtual package) always goes to apt.
+  - On apt hosts it also holds and releases packages (O(hold), O(release)) from the same read.
   - On other hosts the names go to M(ansible.builtin.package); the apt-only options are not used
     there.
   - Runs through its action plugin; the roles of gpucluster.core install their packages with it.
@@ -52,6 +53,23 @@ options:
     description: Let apt change packages on hold (the roles hold what they pin).
     type: bool
     default: false
+  hold:
+    description:
+      - Package names to hold (dpkg selection C(hold), which C(apt-mark showhold) and unattended-upgrades
+        see): no unplanned upgrade. Read in the same C(dpkg-query) call; one C(dpkg --set-selections)
+        runs only for installed packages that are not held yet, those this task installed included.
+        A name that is not installed (check mode on a fresh node) is left alone.
+      - apt only; on dnf hosts the roles lock versions with versionlock instead.
+    type: list
+    elements: str
+    default: []
+  release:
+    description:
+      - Package names whose hold is released (selection C(install)) where they are installed and held (a
+        package no longer pinned). apt only.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
@@ -83,6 +101,14 @@ EXAMPLES = r"""
     allow_downgrade: true
     allow_change_held_packages: true
 
+- name: Install the toolkits at their pins, hold them and release the one no longer pinned
+  gpucluster.core.packages:
+    name: [cuda-toolkit-12-4=12.4.1-1, libnccl2=2.21.5-1+cuda12.4]
+    allow_downgrade: true
+    allow_change_held_packages: true
+    hold: [cuda-toolkit-12-4, libnccl2]
+    release: [libcudnn9-cuda-12]
+
 - name: Install the NFS client, refreshing apt's lists first when it is missing
   gpucluster.core.packages:
     name: [nfs-common]
@@ -97,6 +123,18 @@ pending:
   type: list
   elements: str
   sample: ["cuda-drivers-550=550.90.07-1"]
+held:
+  description: The packages put on hold (would be, in check mode).
+  returned: on apt hosts
+  type: list
+  elements: str
+  sample: ["libnccl2"]
+released:
+  description: The packages whose hold was released (would be, in check mode).
+  returned: on apt hosts
+  type: list
+  elements: str
+  sample: []
 msg:
   description: What was done (apt's own message when apt ran).
   returned: always
@@ -114,6 +152,8 @@ ARGUMENT_SPEC = {
     "cache_valid_time": {"type": "int", "default": 0},
     "allow_downgrade": {"type": "bool", "default": False},
     "allow_change_held_packages": {"type": "bool", "default": False},
+    "hold": {"type": "list", "elements": "str", "default": []},
+    "release": {"type": "list", "elements": "str", "default": []},
 }
 
 

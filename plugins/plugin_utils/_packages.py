@@ -52,6 +52,42 @@ def parse_dpkg_query(text: str) -> dict[str, str]:
     return installed
 
 
+def selections(text: str) -> dict[str, str]:
+    """``{name: selection}`` (``hold``, ``install``, ...) of the installed packages in output of
+    DPKG_QUERY_FORMAT: the first letter of the status abbreviation (h hold, i install, r remove,
+    p purge, u unknown), for the packages parse_dpkg_query counts as installed."""
+    words = {"h": "hold", "i": "install", "r": "deinstall", "p": "purge", "u": "unknown"}
+    installed = parse_dpkg_query(text)
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if len(fields) == 3 and fields[0] in installed:
+            out[fields[0]] = words.get(fields[2][:1], "unknown")
+    return out
+
+
+def check_selection_names(hold: list[str], release: list[str]) -> None:
+    """Refuse a hold or release entry that is not one package name, or a name in both."""
+    for names, option in ((hold, "hold"), (release, "release")):
+        bad = [name for name in names if not isinstance(name, str) or not _NAME.match(name)]
+        if bad:
+            raise PackagesError("%s takes package names, not %s" % (option, ", ".join(map(repr, bad))))
+    both = sorted(set(hold) & set(release))
+    if both:
+        raise PackagesError("a package cannot be both held and released: %s" % ", ".join(both))
+
+
+def selection_changes(hold: list[str], release: list[str], before: dict[str, str], installed_now: list[str]) -> list[tuple[str, str]]:
+    """``(name, selection)`` pairs for dpkg --set-selections: ``hold`` for each name of ``hold``
+    that is installed (``before``, or ``installed_now`` by this task) and not held, ``install`` for
+    each held name of ``release``. A name not installed is left alone (check mode on a fresh node)."""
+    check_selection_names(hold, release)
+    changes = [(name, "hold") for name in dict.fromkeys(hold)
+               if (name in before or name in installed_now) and before.get(name) != "hold"]
+    changes += [(name, "install") for name in dict.fromkeys(release) if before.get(name) == "hold"]
+    return changes
+
+
 def pending_specs(specs: list[str], installed: dict[str, str]) -> list[str]:
     """The specs, in order, that the installed packages do not satisfy for certain."""
     if not isinstance(specs, list) or not all(isinstance(spec, str) and spec for spec in specs):

@@ -51,6 +51,45 @@ def test_apt_gets_only_the_pending_specs_and_the_set_options():
                                      "allow_downgrade": True, "allow_change_held_packages": True}
 
 
+def test_holds_come_from_the_same_read_and_one_set_selections():
+    plugin = action({"name": ["bash", "cuda-drivers-550=550.54.15-1"], "hold": ["bash", "cuda-drivers-550"],
+                     "release": ["libcudnn9"]})
+    plugin._low_level_execute_command.side_effect = [{"rc": 1, "stdout": LISTING, "stderr": ""},
+                                                     {"rc": 0, "stdout": "", "stderr": ""}]
+    result = plugin.run(task_vars=facts())
+    plugin._execute_module.assert_not_called()
+    assert result["changed"] is True and result["held"] == ["bash"] and result["released"] == []
+    read, write = [call.args[0] for call in plugin._low_level_execute_command.call_args_list]
+    assert read.endswith(" bash cuda-drivers-550 libcudnn9")
+    assert write == "printf '%s\\n' 'bash hold' | dpkg --set-selections"
+
+
+def test_nothing_to_hold_means_one_read():
+    plugin = action({"name": ["cuda-drivers-550"], "hold": ["cuda-drivers-550"]})
+    result = plugin.run(task_vars=facts())
+    assert result["changed"] is False and result["held"] == []
+    assert plugin._low_level_execute_command.call_count == 1
+
+
+def test_what_apt_installs_is_held_but_not_in_check_mode():
+    args = {"name": ["nfs-common"], "hold": ["nfs-common"]}
+    plugin = action(args)
+    plugin._low_level_execute_command.side_effect = [{"rc": 0, "stdout": LISTING, "stderr": ""},
+                                                     {"rc": 0, "stdout": "", "stderr": ""}]
+    result = plugin.run(task_vars=facts())
+    assert result["held"] == ["nfs-common"] and plugin._low_level_execute_command.call_count == 2
+    checking = action(args, check_mode=True)
+    result = checking.run(task_vars=facts())
+    assert result["held"] == [] and checking._low_level_execute_command.call_count == 1
+
+
+def test_holds_in_check_mode_are_reported_not_made():
+    plugin = action({"name": ["bash"], "hold": ["bash"]}, check_mode=True)
+    result = plugin.run(task_vars=facts())
+    assert result["changed"] is True and result["held"] == ["bash"]
+    assert plugin._low_level_execute_command.call_count == 1
+
+
 def test_other_package_managers_go_to_package():
     plugin = action({"name": ["rdma-core"], "update_cache": True})
     plugin.run(task_vars=facts("dnf"))
@@ -70,3 +109,20 @@ def test_failures_are_named(task_vars, rc, message):
     with pytest.raises(AnsibleActionFail) as err:
         plugin.run(task_vars=task_vars)
     assert str(err.value) == message
+
+
+def test_a_failed_set_selections_is_named():
+    plugin = action({"name": ["bash"], "hold": ["bash"]})
+    plugin._low_level_execute_command.side_effect = [{"rc": 0, "stdout": LISTING, "stderr": ""},
+                                                     {"rc": 2, "stdout": "", "stderr": "dpkg: error"}]
+    with pytest.raises(AnsibleActionFail) as err:
+        plugin.run(task_vars=facts())
+    assert str(err.value) == "gpucluster.core.packages: dpkg --set-selections failed (rc 2): dpkg: error"
+
+
+def test_bad_hold_names_are_refused_before_the_read():
+    plugin = action({"name": ["bash"], "hold": ["libnvidia-nscq*"]})
+    with pytest.raises(AnsibleActionFail) as err:
+        plugin.run(task_vars=facts())
+    assert str(err.value) == "hold takes package names, not 'libnvidia-nscq*'"
+    plugin._low_level_execute_command.assert_not_called()

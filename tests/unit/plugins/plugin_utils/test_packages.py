@@ -12,6 +12,8 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
     installed_versions,
     parse_dpkg_query,
     pending_specs,
+    selection_changes,
+    selections,
 )
 
 # As dpkg-query -W --showformat='${Package}\t${Version}\t${db:Status-Abbrev}\n' prints them
@@ -100,4 +102,33 @@ def test_installed_versions(text, pkg_mgr, installed):
 def test_installed_versions_refuses_other_output(text, pkg_mgr, message):
     with pytest.raises(PackagesError) as err:
         installed_versions(text, pkg_mgr)
+    assert str(err.value) == message
+
+
+def test_selections_of_the_installed_packages():
+    assert selections(LISTING) == {"bash": "install", "cuda-drivers-550": "hold", "docker-ce": "install"}
+
+
+@pytest.mark.parametrize("hold, release, installed_now, changes", [
+    # Held already: nothing; installed and not held: hold; not installed: left alone.
+    (["cuda-drivers-550"], [], [], []),
+    (["bash", "cuda-drivers-550", "nfs-common"], [], [], [("bash", "hold")]),
+    # What this task just installed is held too.
+    (["nfs-common"], [], ["nfs-common"], [("nfs-common", "hold")]),
+    # Released only where held.
+    ([], ["cuda-drivers-550", "bash", "slurmd"], [], [("cuda-drivers-550", "install")]),
+    (["docker-ce", "docker-ce"], ["cuda-drivers-550"], [], [("docker-ce", "hold"), ("cuda-drivers-550", "install")]),
+])
+def test_selection_changes(hold, release, installed_now, changes):
+    assert selection_changes(hold, release, selections(LISTING), installed_now) == changes
+
+
+@pytest.mark.parametrize("hold, release, message", [
+    (["bash"], ["bash"], "a package cannot be both held and released: bash"),
+    (["libnvidia-nscq*", "cuda=12"], [], "hold takes package names, not 'libnvidia-nscq*', 'cuda=12'"),
+    ([], ["Bash"], "release takes package names, not 'Bash'"),
+])
+def test_selection_changes_refuses(hold, release, message):
+    with pytest.raises(PackagesError) as err:
+        selection_changes(hold, release, {}, [])
     assert str(err.value) == message

@@ -56,7 +56,7 @@ options:
   hold:
     description:
       - Package names to hold (dpkg selection C(hold), which C(apt-mark showhold) and unattended-upgrades
-        see): no unplanned upgrade. Read in the same C(dpkg-query) call; one C(dpkg --set-selections)
+        see), so that nothing upgrades them unplanned. Read in the same C(dpkg-query) call; one C(dpkg --set-selections)
         runs only for installed packages that are not held yet, those this task installed included.
         A name that is not installed (check mode on a fresh node) is left alone.
       - apt only; on dnf hosts the roles lock versions with versionlock instead.

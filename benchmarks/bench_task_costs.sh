@@ -2,8 +2,9 @@
 # What one task costs on a no-op run, by kind, on the sandbox's three systemd containers (the
 # docker connection, this checkout's ansible.cfg): 50 identical tasks per kind, seconds per task.
 # Kinds: a skipped task, set_fact (controller only), command and stat (one module call), copy
-# unchanged (a stat and a file module), and gpucluster.core.files with three unchanged paths (one
-# shell read). Prints numbers; not part of the test suite. Leaves no nodes behind.
+# unchanged (a stat and a file module), gpucluster.core.files with three unchanged paths (one
+# shell read), ansible.builtin.service on a running unit, and gpucluster.core.services on the
+# same (one systemctl show). Prints numbers; not part of the test suite. Leaves no nodes behind.
 #   benchmarks/bench_task_costs.sh
 # Holds /tmp/gpc-docker.lock for the whole run (one docker engine, shared with molecule).
 set -uo pipefail
@@ -52,8 +53,16 @@ play files "      gpucluster.core.files:
           - {dest: /tmp/gpc-bench, state: directory, mode: '0755'}
           - {dest: /tmp/gpc-bench/a, content: hello, mode: '0644'}
           - {dest: /tmp/gpc-bench/b, content: world, mode: '0644'}"
+# systemd-journald runs on every node container and is static (enabled as far as both modules go).
+play service "      ansible.builtin.service:
+        name: systemd-journald
+        state: started
+        enabled: true"
+play services "      gpucluster.core.services:
+        services:
+          - {name: systemd-journald, state: started, enabled: true}"
 
-for name in skipped set_fact command stat copy files; do
+for name in skipped set_fact command stat copy files service services; do
   # A first run writes what copy and files write; the timed run changes nothing.
   ansible-playbook "${inv[@]}" "$work/$name.yml" >"$work/$name-first.log" 2>&1 || { echo "FAILED: $name" >&2; exit 1; }
   start=$(date +%s.%N)

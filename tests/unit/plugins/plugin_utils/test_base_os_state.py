@@ -43,23 +43,32 @@ SSH_READ = """[passwd]
 admin:x:1000:1000::/home/admin:/bin/bash
 [admin_key]
 %s admin@cluster (gpucluster.core)
+[authorized_keys]
+%s admin@cluster (gpucluster.core)
 [host_keys]
 %s root@master
 %s root@master
-""" % (ED, EC, ED)
+[known_hosts]
+root:root:644
+master,192.168.1.10 %s
+""" % (ED, ED, EC, ED, ED)
 
 
 def test_ssh_node_state_reads_the_user_and_the_keys():
     assert ssh_node_state(SSH_READ) == {
         "admin_user_exists": True,
         "admin_key": ED + " admin@cluster (gpucluster.core)",
+        "authorized_keys": [ED + " admin@cluster (gpucluster.core)"],
         "host_keys": "%s root@master\n%s root@master" % (EC, ED),
+        "known_hosts_attributes": "root:root:644",
+        "known_hosts_block": ["master,192.168.1.10 " + ED],
     }
 
 
 def test_ssh_node_state_of_a_fresh_node():
-    assert ssh_node_state("[passwd]\n[admin_key]\n[host_keys]\n") == {
-        "admin_user_exists": False, "admin_key": "", "host_keys": ""}
+    assert ssh_node_state("[passwd]\n[admin_key]\n[authorized_keys]\n[host_keys]\n[known_hosts]\nabsent\n") == {
+        "admin_user_exists": False, "admin_key": "", "authorized_keys": [], "host_keys": "",
+        "known_hosts_attributes": "absent", "known_hosts_block": []}
 
 
 @pytest.mark.parametrize("text, message", [
@@ -67,7 +76,9 @@ def test_ssh_node_state_of_a_fresh_node():
      "base_os_ssh_node_state: more than one admin_key line in the node read"),
     (SSH_READ.replace("[host_keys]\n", "[host_keys]\ncat: /etc/ssh/ssh_host_rsa_key.pub: No such file\n"),
      "base_os_ssh_node_state: not an SSH public key line: 'cat: /etc/ssh/ssh_host_rsa_key.pub: No such file'"),
-    ("[passwd]\n[admin_key]\n", "base_os_ssh_node_state: the node read lacks host_keys"),
+    (SSH_READ.replace("root:root:644\n", ""),
+     "base_os_ssh_node_state: the known_hosts section must start with owner:group:mode or absent"),
+    ("[passwd]\n[admin_key]\n[authorized_keys]\n[host_keys]\n", "base_os_ssh_node_state: the node read lacks known_hosts"),
     ("admin\n" + SSH_READ, "base_os_ssh_node_state: a line before any section in the node read: 'admin'"),
 ])
 def test_ssh_node_state_is_strict(text, message):

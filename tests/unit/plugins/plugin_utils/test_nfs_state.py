@@ -134,7 +134,7 @@ def test_node_state_feeds_group_clashes():
     (NODE_READ.replace("[group]", "[groups]"), "nfs_node_state: unexpected section '[groups]' in the node read"),
     (NODE_READ.replace("root:x:0:\n", "root:x:0\n"), "nfs_node_state: not a getent group line: 'root:x:0'"),
     (NODE_READ.replace("root:x:0:0:root:/root:/bin/bash", "root:x:0:0"), "nfs_node_state: not a getent passwd line: 'root:x:0:0'"),
-    (NODE_READ.split("[passwd]")[0], "nfs_node_state: the node read lacks passwd, group"),
+    (NODE_READ.split("[passwd]", maxsplit=1)[0], "nfs_node_state: the node read lacks passwd, group"),
 ])
 def test_node_state_is_strict(text, message):
     with pytest.raises(RuleError) as err:

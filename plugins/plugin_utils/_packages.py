@@ -79,11 +79,13 @@ def check_selection_names(hold: list[str], release: list[str]) -> None:
 
 def selection_changes(hold: list[str], release: list[str], before: dict[str, str], installed_now: list[str]) -> list[tuple[str, str]]:
     """``(name, selection)`` pairs for dpkg --set-selections: ``hold`` for each name of ``hold``
-    that is installed (``before``, or ``installed_now`` by this task) and not held, ``install`` for
-    each held name of ``release``. A name not installed is left alone (check mode on a fresh node)."""
+    that is installed and not held (``before``) or that apt installed or upgraded in this task
+    (``installed_now``: apt may drop the hold of a held package it moves to a new pin), ``install``
+    for each held name of ``release``. A name not installed is left alone (check mode on a fresh
+    node)."""
     check_selection_names(hold, release)
     changes = [(name, "hold") for name in dict.fromkeys(hold)
-               if (name in before or name in installed_now) and before.get(name) != "hold"]
+               if name in installed_now or (name in before and before[name] != "hold")]
     changes += [(name, "install") for name in dict.fromkeys(release) if before.get(name) == "hold"]
     return changes
 

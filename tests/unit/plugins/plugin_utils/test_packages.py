@@ -115,6 +115,8 @@ def test_selections_of_the_installed_packages():
     (["bash", "cuda-drivers-550", "nfs-common"], [], [], [("bash", "hold")]),
     # What this task just installed is held too.
     (["nfs-common"], [], ["nfs-common"], [("nfs-common", "hold")]),
+    # A held package apt moved to a new pin is held again (apt may have dropped the hold).
+    (["cuda-drivers-550"], [], ["cuda-drivers-550"], [("cuda-drivers-550", "hold")]),
     # Released only where held.
     ([], ["cuda-drivers-550", "bash", "slurmd"], [], [("cuda-drivers-550", "install")]),
     (["docker-ce", "docker-ce"], ["cuda-drivers-550"], [], [("docker-ce", "hold"), ("cuda-drivers-550", "install")]),

@@ -66,10 +66,7 @@ class ActionModule(ReadFirstAction):
         return entry
 
     def _observe(self, paths: list[str]) -> list:
-        out = self._low_level_execute_command(state_command(paths), sudoable=True)
-        if out.get("rc") != 0:
-            raise FilesError("the state read failed (rc %s): %s" % (out.get("rc"), (out.get("stderr") or "").strip()))
-        return parse_state(out.get("stdout") or "", len(paths))
+        return parse_state(self._read_node(state_command(paths), "the state read", FilesError), len(paths))
 
     def _write(self, entry: dict, task_vars: dict) -> dict:
         attributes = {key: entry[key] for key in _ATTRIBUTES if key in entry}

@@ -77,10 +77,7 @@ class ActionModule(ReadFirstAction):
             return ""
         # dpkg-query reads the \t and \n escapes of the format itself.
         command = shlex.join(["dpkg-query", "-W", "--showformat=" + DPKG_QUERY_FORMAT] + names)
-        out = self._low_level_execute_command(command, sudoable=True)
-        if out.get("rc") not in (0, 1):
-            raise PackagesError("dpkg-query failed (rc %s): %s" % (out.get("rc"), (out.get("stderr") or "").strip()))
-        return out.get("stdout") or ""
+        return self._read_node(command, "dpkg-query", PackagesError, ok_rcs=(0, 1))
 
     def _set_selections(self, changes: list[tuple[str, str]]) -> None:
         lines = ["%s %s" % change for change in changes]

@@ -54,7 +54,4 @@ class ActionModule(ReadFirstAction):
         return result
 
     def _observe(self, names: list[str]) -> list:
-        out = self._low_level_execute_command(state_command(names), sudoable=True)
-        if out.get("rc") != 0:
-            raise ServicesError("the state read failed (rc %s): %s" % (out.get("rc"), (out.get("stderr") or "").strip()))
-        return parse_state(out.get("stdout") or "", len(names))
+        return parse_state(self._read_node(state_command(names), "the state read", ServicesError), len(names))

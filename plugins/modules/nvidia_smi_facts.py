@@ -182,6 +182,11 @@ ansible_facts:
           type: bool
           returned: always
           sample: false
+        nouveau_loaded:
+          description: The nouveau kernel module is loaded (C(/sys/module/nouveau) exists); the NVIDIA driver cannot load beside it.
+          type: bool
+          returned: always
+          sample: false
         topology:
           description:
             - The parsed C(nvidia-smi topo -m) matrix. C(columns) lists the device columns, C(devices) maps
@@ -217,7 +222,7 @@ _SYSFS_ROOT = "/sys"  # unit tests point this at a fake tree
 _EXTRA_DIRS = ["/usr/bin", "/usr/local/bin", "/usr/local/nvidia/bin", "/opt/nvidia/bin"]
 
 
-def _empty_facts(path, pci):
+def _empty_facts(path, pci, nouveau_loaded):
     return {
         "driver_available": False,
         "nvidia_smi_path": path,
@@ -228,6 +233,7 @@ def _empty_facts(path, pci):
         "gpus": [],
         "pci": pci,
         "fabric_manager_required": pci["fabric_manager_required"],
+        "nouveau_loaded": nouveau_loaded,
         "topology": None,
     }
 
@@ -236,6 +242,7 @@ def gather(module, sysfs_root):
     """Return (facts, error message or None). sysfs_root is for tests only."""
     params = module.params
     pci = scan_pci(sysfs_root)
+    nouveau = os.path.isdir(os.path.join(sysfs_root, "module", "nouveau"))
 
     path = params["nvidia_smi_path"]
     if path:
@@ -248,7 +255,7 @@ def gather(module, sysfs_root):
         if params["fail_on_missing"]:
             where = params["nvidia_smi_path"] or "PATH"
             return None, "nvidia-smi not found (looked in %s); no NVIDIA driver installed" % where
-        return _empty_facts(None, pci), None
+        return _empty_facts(None, pci, nouveau), None
 
     args = [path, "-q", "-x"]
     rc, out, err = module.run_command(args, environ_update={"LC_ALL": "C"})
@@ -259,7 +266,7 @@ def gather(module, sysfs_root):
     except NvidiaSmiError as exc:
         return None, str(exc)
 
-    facts = _empty_facts(path, pci)
+    facts = _empty_facts(path, pci, nouveau)
     facts.update(parsed)
     facts["driver_available"] = True
 

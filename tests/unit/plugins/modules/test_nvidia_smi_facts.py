@@ -86,6 +86,13 @@ def test_missing_nvidia_smi_reports_no_driver(empty_sysfs):
     assert facts["gpus"] == []
     assert facts["pci"]["gpu_count"] == 1
     assert facts["fabric_manager_required"] is True
+    assert facts["nouveau_loaded"] is False
+
+
+def test_nouveau_loaded_from_sysfs(empty_sysfs):
+    (empty_sysfs / "module" / "nouveau").mkdir(parents=True)
+    result = run_module(nvidia_smi_facts.main, {}, RunCommandStub(), {"nvidia-smi": None})
+    assert result["ansible_facts"]["nvidia"]["nouveau_loaded"] is True
 
 
 def test_missing_nvidia_smi_fails_when_asked():

@@ -66,7 +66,7 @@ class ActionModule(ReadFirstAction):
         return entry
 
     def _observe(self, paths: list[str]) -> list:
-        return parse_state(self._read_node(state_command(paths), "the state read", FilesError), len(paths))
+        return parse_state(self._run_shell(state_command(paths), "the state read", FilesError), len(paths))
 
     def _write(self, entry: dict, task_vars: dict) -> dict:
         attributes = {key: entry[key] for key in _ATTRIBUTES if key in entry}

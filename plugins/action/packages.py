@@ -56,7 +56,6 @@ class ActionModule(ReadFirstAction):
             module_args.update((key, args[key]) for key in _APT_ONLY if args[key])
             result.update(self._execute_module(module_name="ansible.legacy.apt", module_args=module_args,
                                                task_vars=task_vars))
-            result["pending"] = pending
             if result.get("failed"):
                 return result
         installed_now = [] if self._task.check_mode else dpkg_query_names(pending)
@@ -77,12 +76,9 @@ class ActionModule(ReadFirstAction):
             return ""
         # dpkg-query reads the \t and \n escapes of the format itself.
         command = shlex.join(["dpkg-query", "-W", "--showformat=" + DPKG_QUERY_FORMAT] + names)
-        return self._read_node(command, "dpkg-query", PackagesError, ok_rcs=(0, 1))
+        return self._run_shell(command, "dpkg-query", PackagesError, ok_rcs=(0, 1))
 
     def _set_selections(self, changes: list[tuple[str, str]]) -> None:
         lines = ["%s %s" % change for change in changes]
         command = "printf '%%s\\n' %s | dpkg --set-selections" % " ".join(shlex.quote(line) for line in lines)
-        out = self._low_level_execute_command(command, sudoable=True)
-        if out.get("rc") != 0:
-            raise AnsibleActionFail("gpucluster.core.packages: dpkg --set-selections failed (rc %s): %s"
-                                    % (out.get("rc"), (out.get("stderr") or "").strip()))
+        self._run_shell(command, "gpucluster.core.packages: dpkg --set-selections", AnsibleActionFail)

@@ -54,4 +54,4 @@ class ActionModule(ReadFirstAction):
         return result
 
     def _observe(self, names: list[str]) -> list:
-        return parse_state(self._read_node(state_command(names), "the state read", ServicesError), len(names))
+        return parse_state(self._run_shell(state_command(names), "the state read", ServicesError), len(names))

@@ -22,9 +22,10 @@ class ReadFirstAction(ActionBase):
         _validation, args = self.validate_argument_spec(argument_spec=argument_spec)
         return result, args
 
-    def _read_node(self, command: str, what: str, error: type[Exception], ok_rcs: Iterable[int] = (0,)) -> str:
-        """The standard output of a read-only shell command (no module on the node, so it runs in
-        check mode too); ``error("<what> failed (rc N): <stderr>")`` on another exit status."""
+    def _run_shell(self, command: str, what: str, error: type[Exception], ok_rcs: Iterable[int] = (0,)) -> str:
+        """The standard output of a shell command on the node (no module: the reads run in check
+        mode too, the callers skip their writes there); ``error("<what> failed (rc N): <stderr>")``
+        on another exit status."""
         out = self._low_level_execute_command(command, sudoable=True)
         if out.get("rc") not in tuple(ok_rcs):
             raise error("%s failed (rc %s): %s" % (what, out.get("rc"), (out.get("stderr") or "").strip()))

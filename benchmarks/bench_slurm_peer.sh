@@ -10,6 +10,8 @@
 #   PEER_ROLE_DIR=/path/to/galaxyproject.slurm   the peer role (not part of this repository)
 #   BENCH_WORK=/var/tmp/gpc-bench-slurm          scratch folder (logs, results.tsv)
 #   BENCH_PROFILE=1                               per-task times in the logs (ansible.posix.profile_tasks)
+#   BENCH_RECOMMENDS=1                            ours installs the packages' Recommends too, as the
+#                                                 peer does (default: the role's default, without)
 #
 # Holds /tmp/gpc-docker.lock for the whole run (one docker engine, shared with molecule).
 # Prints min / median / max per role and phase, and the ratios ours / peer.
@@ -62,6 +64,7 @@ cat >"$W/ours.yml" <<PLAY
   vars:
     slurm_cluster_name: perf
     slurm_munge_key: "{{ lookup('ansible.builtin.file', '$W/munge.key.b64') }}"
+    slurm_install_recommends: $([ -n "${BENCH_RECOMMENDS:-}" ] && echo true || echo false)
   roles:
     - role: gpucluster.core.slurm
 PLAY

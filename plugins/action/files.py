@@ -1,8 +1,9 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of gpucluster.core.files: one shell command (no module) reads the owner, group,
-mode and sha1 of every path of the task; ansible.builtin.copy (files) and ansible.builtin.file
-(directories, absent paths) run only for the paths that differ, with their own check and diff modes."""
+mode and sha1 of every path of the task; the module gpucluster.core.files then writes, makes or
+removes the paths that differ, all in one call, in check and diff modes too. A path that is a
+symbolic link goes to ansible.builtin.copy or ansible.builtin.file, which decide about links."""
 
 from __future__ import annotations
 
@@ -36,25 +37,40 @@ class ActionModule(ReadFirstAction):
             observed = self._observe([entry["dest"] for entry in entries])
         except FilesError as exc:
             raise AnsibleActionFail("gpucluster.core.files: %s" % exc) from None
-        changed_paths, diffs = [], []
+        pending = [(entry, seen) for entry, seen in zip(entries, observed) if differs(entry, seen)]
+        if not pending:
+            result.update(changed=False, changed_paths=[])
+            return result
         try:
-            for entry, seen in zip(entries, observed):
-                if not differs(entry, seen):
-                    continue
-                outcome = self._write(entry, task_vars)
-                if outcome.get("failed"):
-                    result.update(failed=True, msg="gpucluster.core.files: %s: %s" % (entry["dest"], outcome.get("msg", "")))
-                    return result
-                if outcome.get("changed"):
-                    changed_paths.append(entry["dest"])
-                if outcome.get("diff"):
-                    diffs.extend(outcome["diff"] if isinstance(outcome["diff"], list) else [outcome["diff"]])
+            if any(seen.kind == "link" for _entry, seen in pending):
+                outcome = self._write_each([entry for entry, _seen in pending], task_vars)
+            else:
+                outcome = self._execute_module(module_name="gpucluster.core.files", task_vars=task_vars,
+                                               module_args={"files": [entry for entry, _seen in pending]})
         finally:
             self._remove_tmp_path(self._connection._shell.tmpdir)
-        result.update(changed=bool(changed_paths), changed_paths=changed_paths)
-        if diffs:
-            result["diff"] = diffs
+        if outcome.get("failed"):
+            result.update(failed=True, msg="gpucluster.core.files: %s" % outcome.get("msg", ""),
+                          changed_paths=outcome.get("changed_paths", []))
+            return result
+        result.update(changed=bool(outcome.get("changed_paths")), changed_paths=outcome.get("changed_paths", []))
+        if outcome.get("diff"):
+            result["diff"] = outcome["diff"]
         return result
+
+    def _write_each(self, entries: list[dict], task_vars: dict) -> dict:
+        """A symbolic link in the way: each path goes to copy or file, which decide about the link."""
+        changed_paths, diffs = [], []
+        for entry in entries:
+            outcome = self._write(entry, task_vars)
+            if outcome.get("failed"):
+                return {"failed": True, "msg": "%s: %s" % (entry["dest"], outcome.get("msg", "")),
+                        "changed_paths": changed_paths}
+            if outcome.get("changed"):
+                changed_paths.append(entry["dest"])
+            if outcome.get("diff"):
+                diffs.extend(outcome["diff"] if isinstance(outcome["diff"], list) else [outcome["diff"]])
+        return {"changed_paths": changed_paths, "diff": diffs}
 
     @staticmethod
     def _entry(item: dict) -> dict:

@@ -54,6 +54,8 @@ class ActionModule(ReadFirstAction):
         if pending:
             module_args = {"name": pending, "state": "present"}
             module_args.update((key, args[key]) for key in _APT_ONLY if args[key])
+            if args["install_recommends"] is not None:
+                module_args["install_recommends"] = args["install_recommends"]
             result.update(self._execute_module(module_name="ansible.legacy.apt", module_args=module_args,
                                                task_vars=task_vars))
             if result.get("failed"):

@@ -14,15 +14,18 @@ short_description: Write files and directories and remove paths, contacting the 
 version_added: 0.1.0
 description:
   - One shell command (no module) reads the kind, owner, group, mode and sha1 of every path of the
-    task. M(ansible.builtin.copy) writes only the files whose content or attributes differ and
-    M(ansible.builtin.file) makes only the directories that are missing or differ, each with its own
-    check and diff modes; M(ansible.builtin.file) removes only the absent paths that exist. An
-    unchanged file therefore costs no module call, where
-    M(ansible.builtin.template) and M(ansible.builtin.copy) make two per file and run.
+    task. Then one call of this module writes the files whose content or attributes differ, makes the
+    directories that are missing or differ and removes the absent paths that exist, in the task's
+    order. An unchanged task therefore costs no module call, and a task with several new files one,
+    where M(ansible.builtin.template) and M(ansible.builtin.copy) make two or three calls per file.
+  - Files are written to a temporary file in their directory and moved over the old one (atomic); a
+    file that exists keeps its owner, mode and SELinux context unless the entry gives them, a new one
+    gets the umask's mode and the default context. The directory of a file must exist (list it as a
+    C(directory) entry before the file), as with M(ansible.builtin.copy).
   - Render templates in the task with P(ansible.builtin.template#lookup); the content is compared as
     it will be written (UTF-8).
-  - Owner, group and mode are compared only where given; a path that is a symbolic link always goes
-    to copy or file, which decide.
+  - Owner, group and mode are compared only where given. A path that is a symbolic link goes to
+    M(ansible.builtin.copy) or M(ansible.builtin.file), which decide about the link.
   - Runs through its action plugin; the roles of gpucluster.core write their files with it.
 author:
   - gpucluster.core developers (@gpucluster)
@@ -68,10 +71,10 @@ attributes:
     support: none
   check_mode:
     support: full
-    details: The read runs in check mode too; copy and file then run in check mode.
+    details: The read runs in check mode too; the module then reports what it would write.
   diff_mode:
     support: full
-    details: The diffs of the paths written, as copy and file give them.
+    details: Before and after of each file written (large or binary files are not shown), and the state of each directory made or path removed.
   platform:
     platforms: posix
 notes:
@@ -110,9 +113,14 @@ changed_paths:
   sample: ["/etc/systemd/system/dcgm-exporter.service"]
 """
 
-from ansible.module_utils.basic import AnsibleModule
+import os
+import shutil
+import tempfile
 
-# Also the action plugin's (plugins/action/files.py), which does the work.
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes, to_native, to_text
+
+# Also the action plugin's (plugins/action/files.py), which validates the task with it.
 ARGUMENT_SPEC = {
     "files": {
         "type": "list",
@@ -129,10 +137,130 @@ ARGUMENT_SPEC = {
     },
 }
 
+# A file larger than this shows as "(not shown)" in a diff, as a binary one does.
+_DIFF_MAX_BYTES = 104448
+
+
+def _kind(path):
+    if os.path.islink(path):
+        return "link"
+    if os.path.isdir(path):
+        return "directory"
+    if os.path.exists(path):
+        return "file"
+    return "absent"
+
+
+def _read_text(path):
+    """The file's text for a diff, or None when it is binary or large."""
+    try:
+        if os.path.getsize(path) > _DIFF_MAX_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _attributes(module, path, entry, changed):
+    """Owner, group and mode where given (each call says whether it changed anything)."""
+    if entry.get("owner") is not None:
+        changed = module.set_owner_if_different(path, entry["owner"], changed)
+    if entry.get("group") is not None:
+        changed = module.set_group_if_different(path, entry["group"], changed)
+    if entry.get("mode") is not None:
+        changed = module.set_mode_if_different(path, entry["mode"], changed)
+    return changed
+
+
+def _write_file(module, entry, made):
+    dest = entry["dest"]
+    content = to_bytes(entry["content"], errors="surrogate_or_strict")
+    kind = _kind(dest)
+    if kind == "directory":
+        module.fail_json(msg="%s is a directory, not a file" % dest)
+    parent = os.path.dirname(dest) or "/"
+    if not os.path.isdir(parent) and parent not in made:
+        module.fail_json(msg="%s: destination directory %s does not exist" % (dest, parent))
+    before = None
+    same = False
+    if kind == "file":
+        before = _read_text(dest)
+        with open(dest, "rb") as handle:
+            same = handle.read() == content
+    diff = {"before_header": dest, "after_header": dest,
+            "before": "" if kind == "absent" else (before if before is not None else "(not shown)\n"),
+            "after": to_text(content) if len(content) <= _DIFF_MAX_BYTES else "(not shown)\n"}
+    if same:
+        changed = _attributes(module, dest, entry, False)
+        return changed, (diff if changed else None)
+    if module.check_mode:
+        return True, diff
+    handle, temp = tempfile.mkstemp(prefix=".gpucluster-", dir=parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(content)
+        # atomic_move gives the new file the old one's owner, mode and SELinux context (a new
+        # file: the umask's mode and the default context); the entry's attributes go on after.
+        module.atomic_move(temp, dest, unsafe_writes=False)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+    _attributes(module, dest, entry, True)
+    return True, diff
+
+
+def _write_directory(module, entry, made):
+    dest = entry["dest"]
+    kind = _kind(dest)
+    if kind == "file":
+        module.fail_json(msg="%s is a file, not a directory" % dest)
+    diff = {"before": {"path": dest, "state": kind}, "after": {"path": dest, "state": "directory"}}
+    if kind == "absent":
+        made.add(dest.rstrip("/"))
+        if module.check_mode:
+            return True, diff
+        os.makedirs(dest)
+        _attributes(module, dest, entry, True)
+        return True, diff
+    changed = _attributes(module, dest, entry, False)
+    return changed, (diff if changed else None)
+
+
+def _remove(module, entry, made):  # pylint: disable=unused-argument
+    dest = entry["dest"]
+    kind = _kind(dest)
+    if kind == "absent":
+        return False, None
+    diff = {"before": {"path": dest, "state": kind}, "after": {"path": dest, "state": "absent"}}
+    if not module.check_mode:
+        if kind == "directory":
+            shutil.rmtree(dest)
+        else:
+            os.unlink(dest)
+    return True, diff
+
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="gpucluster.core.files runs through its action plugin; call it as a task")
+    changed_paths, diffs = [], []
+    made = set()  # directories this call makes (would make, in check mode)
+    writers = {"file": _write_file, "directory": _write_directory, "absent": _remove}
+    for entry in module.params["files"]:
+        if entry["state"] == "file" and entry.get("content") is None:
+            module.fail_json(msg="%s: a file needs content" % entry["dest"], changed_paths=changed_paths)
+        try:
+            changed, diff = writers[entry["state"]](module, entry, made)
+        except (OSError, IOError) as exc:
+            module.fail_json(msg="%s: %s" % (entry["dest"], to_native(exc)), changed_paths=changed_paths)
+        if changed:
+            changed_paths.append(entry["dest"])
+            if diff is not None:
+                diffs.append(diff)
+    result = {"changed": bool(changed_paths), "changed_paths": changed_paths}
+    if module._diff and diffs:
+        result["diff"] = diffs
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

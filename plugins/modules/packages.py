@@ -53,6 +53,11 @@ options:
     description: Let apt change packages on hold (the roles hold what they pin).
     type: bool
     default: false
+  install_recommends:
+    description:
+      - C(false) installs without the packages' Recommends (apt's C(--no-install-recommends)), C(true) with them.
+        Unset, apt's own configuration decides (Debian and Ubuntu default to installing them). apt only.
+    type: bool
   hold:
     description:
       - Package names to hold (dpkg selection C(hold), which C(apt-mark showhold) and unattended-upgrades
@@ -109,6 +114,11 @@ EXAMPLES = r"""
     hold: [cuda-toolkit-12-4, libnccl2]
     release: [libcudnn9-cuda-12]
 
+- name: Install the Slurm daemons without their recommended plugin packages
+  gpucluster.core.packages:
+    name: [munge, slurm-client, slurmd]
+    install_recommends: false
+
 - name: Install the NFS client, refreshing apt's lists first when it is missing
   gpucluster.core.packages:
     name: [nfs-common]
@@ -152,6 +162,7 @@ ARGUMENT_SPEC = {
     "cache_valid_time": {"type": "int", "default": 0},
     "allow_downgrade": {"type": "bool", "default": False},
     "allow_change_held_packages": {"type": "bool", "default": False},
+    "install_recommends": {"type": "bool"},
     "hold": {"type": "list", "elements": "str", "default": []},
     "release": {"type": "list", "elements": "str", "default": []},
 }

@@ -5,7 +5,7 @@
 ``slurm_errors`` takes the role's settings (the values every host shares), the per-host
 values of the compute nodes and the inventory groups, and returns every error at once.
 What it checks: the group counts, the host names that go into slurm.conf, the partitions,
-SrunPortRange, the site repository, the munge key and the slurmdbd password (secrets: their
+SrunPortRange, the site repository and extra packages, the munge key and the slurmdbd password (secrets: their
 messages never show them), slurm_config/slurm_cgroup_config keys and values, the per-node
 values that go into the NodeName lines, and the names of the accounting data.
 """
@@ -23,6 +23,8 @@ from ._rules import (Errors, RuleError, duplicates, hostname, int_range, one_lin
 PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
 _KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 _SLURMD_OPTION_RE = re.compile(r"^[^\s\"'`$\\#]+$")
+# A package name as apt and dnf take it (Debian policy's characters, plus EL's capitals and _).
+_PACKAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9+._-]*$")
 MUNGE_KEY_MIN_BYTES = 32
 NODE_WEIGHT_MAX = 4294967294
 
@@ -31,7 +33,7 @@ GLOBAL_NAMES = (
     "slurm_login_group", "slurm_repository", "slurm_munge_key", "slurm_config", "slurm_partitions",
     "slurm_cgroup_config", "slurm_dbd_password", "slurm_dbd_database", "slurm_dbd_user",
     "slurm_accounting_qos", "slurm_accounting_accounts", "slurm_accounting_users",
-    "slurm_srun_port_range", "slurm_user",
+    "slurm_srun_port_range", "slurm_user", "slurm_install_recommends", "slurm_extra_packages",
 )
 HOST_NAMES = ("slurm_node_features", "slurm_node_weight", "slurm_real_memory_fraction",
               "slurm_slurmd_options")
@@ -136,6 +138,22 @@ def _repository(errors: Errors, repo: Any) -> None:
     else:
         for index, component in enumerate(components):
             errors.check("%s.components[%d]" % (var, index), token(component))
+
+
+def _packages(errors: Errors, settings: Mapping[str, Any]) -> None:
+    recommends = settings.get("slurm_install_recommends", False)
+    if not isinstance(recommends, bool):
+        errors.add("slurm_install_recommends", "must be true or false (got %r)" % (recommends,))
+    var = "slurm_extra_packages"
+    names = settings.get(var, [])
+    if not isinstance(names, list):
+        errors.add(var, "must be a list of package names (got %r)" % (names,))
+        return
+    for index, name in enumerate(names):
+        if not isinstance(name, str) or not _PACKAGE_RE.match(name):
+            errors.add("%s[%d]" % (var, index), "must be a package name: letters, digits and + . _ - (got %r)" % (name,))
+    for name in duplicates(name for name in names if isinstance(name, str)):
+        errors.add(var, "package %r is given twice" % (name,))
 
 
 def _munge_key(errors: Errors, key: Any) -> None:
@@ -249,6 +267,7 @@ def slurm_errors(settings: Mapping[str, Any], hosts: Mapping[str, Mapping[str, A
     if srun != "":
         errors.check("slurm_srun_port_range", port_range(srun, low=1024))
     _repository(errors, settings.get("slurm_repository"))
+    _packages(errors, settings)
     _munge_key(errors, settings.get("slurm_munge_key"))
     _config(errors, "slurm_config", settings.get("slurm_config", {}))
     _config(errors, "slurm_cgroup_config", settings.get("slurm_cgroup_config", {}))

@@ -49,16 +49,34 @@ def test_nothing_differs_means_one_read_and_no_module():
     assert plugin._low_level_execute_command.call_count == 1
 
 
-def test_only_what_differs_is_written_by_copy_and_file():
+def test_only_what_differs_goes_to_one_module_call():
     listing = "0 absent\n1 file root:root:644:0:0 %s\n2 file root:root:644:0:0 %s\n" % (SHA, SHA_JSON)
     plugin, copy = action(FILES, listing)
+    plugin._execute_module.return_value = {"changed": True, "changed_paths": ["/etc/x", "/etc/x/b.json"],
+                                           "diff": [{"before": "", "after": "a=2\n"}]}
     result = plugin.run(task_vars={})
     assert result["changed"] is True and result["changed_paths"] == ["/etc/x", "/etc/x/b.json"]
+    plugin._execute_module.assert_called_once()
+    assert plugin._execute_module.call_args.kwargs["module_name"] == "gpucluster.core.files"
+    assert plugin._execute_module.call_args.kwargs["module_args"] == {"files": [
+        {"dest": "/etc/x", "state": "directory", "owner": "root", "group": "root", "mode": "0755"},
+        {"dest": "/etc/x/b.json", "content": '{"a": 1}', "mode": "0600", "state": "file"},
+    ]}
+    copy.run.assert_not_called()
+    assert result["diff"] == [{"before": "", "after": "a=2\n"}]
+
+
+def test_a_link_in_the_way_goes_to_copy_and_file():
+    listing = "0 absent\n1 link\n2 file root:root:600:0:0 %s\n" % SHA_JSON
+    plugin, copy = action(FILES, listing)
+    result = plugin.run(task_vars={})
+    assert result["changed"] is True and result["changed_paths"] == ["/etc/x", "/etc/x/a.conf"]
     assert plugin._execute_module.call_args.kwargs["module_name"] == "ansible.legacy.file"
     assert plugin._execute_module.call_args.kwargs["module_args"] == {
         "path": "/etc/x", "state": "directory", "owner": "root", "group": "root", "mode": "0755"}
     task = plugin._shared_loader_obj.action_loader.get.call_args.kwargs["task"]
-    assert task.args == {"content": '{"a": 1}', "dest": "/etc/x/b.json", "mode": "0600"}
+    assert task.args == {"content": "a=1\n", "dest": "/etc/x/a.conf", "owner": "root", "group": "root",
+                         "mode": "0644"}
     assert result["diff"] == [{"before": "", "after": "a=2\n"}]
 
 
@@ -66,15 +84,25 @@ def test_an_absent_path_is_removed_only_where_it_exists():
     args = {"files": [{"dest": "/etc/apt/sources.list.d/docker.list", "state": "absent"},
                       {"dest": "/etc/apt/preferences.d/old.pref", "state": "absent"}]}
     plugin, copy = action(args, "0 absent\n1 file root:root:644:0:0 %s\n" % SHA)
+    plugin._execute_module.return_value = {"changed": True, "changed_paths": ["/etc/apt/preferences.d/old.pref"]}
     result = plugin.run(task_vars={})
     assert result["changed"] is True and result["changed_paths"] == ["/etc/apt/preferences.d/old.pref"]
     plugin._execute_module.assert_called_once()
-    assert plugin._execute_module.call_args.kwargs["module_args"] == {"path": "/etc/apt/preferences.d/old.pref", "state": "absent"}
+    assert plugin._execute_module.call_args.kwargs["module_args"] == {
+        "files": [{"dest": "/etc/apt/preferences.d/old.pref", "state": "absent"}]}
     copy.run.assert_not_called()
 
 
-def test_a_failed_write_names_the_path():
+def test_a_failed_write_is_named():
     plugin, copy = action(FILES, "0 absent\n1 absent\n2 absent\n")
+    plugin._execute_module.return_value = {"failed": True, "msg": "/etc/x: chown failed", "changed_paths": []}
+    result = plugin.run(task_vars={})
+    assert result["failed"] is True and result["msg"] == "gpucluster.core.files: /etc/x: chown failed"
+    copy.run.assert_not_called()
+
+
+def test_a_failed_write_beside_a_link_names_the_path():
+    plugin, copy = action(FILES, "0 link\n1 absent\n2 absent\n")
     plugin._execute_module.return_value = {"failed": True, "msg": "chown failed"}
     result = plugin.run(task_vars={})
     assert result["failed"] is True and result["msg"] == "gpucluster.core.files: /etc/x: chown failed"

@@ -51,6 +51,14 @@ def test_apt_gets_only_the_pending_specs_and_the_set_options():
                                      "allow_downgrade": True, "allow_change_held_packages": True}
 
 
+@pytest.mark.parametrize("recommends", [False, True])
+def test_install_recommends_is_passed_when_set(recommends):
+    plugin = action({"name": ["nfs-common"], "install_recommends": recommends}, rc=1)
+    plugin.run(task_vars=facts())
+    assert plugin._execute_module.call_args.kwargs["module_args"] == {
+        "name": ["nfs-common"], "state": "present", "install_recommends": recommends}
+
+
 def test_holds_come_from_the_same_read_and_one_set_selections():
     plugin = action({"name": ["bash", "cuda-drivers-550=550.54.15-1"], "hold": ["bash", "cuda-drivers-550"],
                      "release": ["libcudnn9"]})

@@ -33,6 +33,8 @@ GOOD = {
     "slurm_accounting_users": [{"name": "alice", "account": "research", "qos": ["normal", "gpu-long"]}],
     "slurm_srun_port_range": "60001-63000",
     "slurm_user": "slurm",
+    "slurm_install_recommends": False,
+    "slurm_extra_packages": [],
 }
 GROUPS = {"slurm_controller": ["ctl"], "slurm_dbd": ["ctl"], "slurm_compute": ["gpu01", "gpu02"],
           "a100": ["gpu02"]}
@@ -50,6 +52,7 @@ def errors(groups=None, node=None, **settings):
     {"slurm_munge_key": KEY},
     {"slurm_munge_key": KEY[:20] + "\n" + KEY[20:]},
     {"slurm_srun_port_range": ""},
+    {"slurm_install_recommends": True, "slurm_extra_packages": ["slurm-wlm-jwt-plugin", "python3-PyMySQL", "g++"]},
     {"slurm_repository": {"url": "https://mirror.example/slurm/", "key_url": "file:///etc/key.asc",
                           "suite": "bookworm", "components": ["main"]}},
     {"slurm_partitions": [
@@ -94,6 +97,17 @@ def test_good_input(settings):
     ({"slurm_srun_port_range": "100-200"}, None,
      ["slurm_srun_port_range: must be \"first-last\" with 1024 <= first < last <= 65535 (got '100-200')"]),
     ({"slurm_srun_port_range": "60001"}, None, ["slurm_srun_port_range: must be \"first-last\" (got '60001')"]),
+    ({"slurm_install_recommends": "no"}, None, ["slurm_install_recommends: must be true or false (got 'no')"]),
+    ({"slurm_extra_packages": "slurm-wlm-plugins"}, None,
+     ["slurm_extra_packages: must be a list of package names (got 'slurm-wlm-plugins')"]),
+    ({"slurm_extra_packages": ["jq", "jq", "-rf", "a b", "x;reboot", 3, ["jq"]]}, None, [
+        "slurm_extra_packages[2]: must be a package name: letters, digits and + . _ - (got '-rf')",
+        "slurm_extra_packages[3]: must be a package name: letters, digits and + . _ - (got 'a b')",
+        "slurm_extra_packages[4]: must be a package name: letters, digits and + . _ - (got 'x;reboot')",
+        "slurm_extra_packages[5]: must be a package name: letters, digits and + . _ - (got 3)",
+        "slurm_extra_packages[6]: must be a package name: letters, digits and + . _ - (got ['jq'])",
+        "slurm_extra_packages: package 'jq' is given twice",
+    ]),
     ({"slurm_repository": {"url": "https://mirror.example/slurm/"}}, None,
      ["slurm_repository.key_url: must be a http:// or https:// or file:// URL (got None)"]),
     ({"slurm_repository": {"url": "ftp://x", "key_url": "https://k", "suite": "a b", "components": []}}, None, [

@@ -7,8 +7,6 @@ symbolic link goes to ansible.builtin.copy or ansible.builtin.file, which decide
 
 from __future__ import annotations
 
-import json
-
 from ansible.errors import AnsibleActionFail
 from ansible_collections.gpucluster.core.plugins.modules.files import ARGUMENT_SPEC
 from ansible_collections.gpucluster.core.plugins.plugin_utils._action import ReadFirstAction
@@ -16,6 +14,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
     FilesError,
     check_entries,
     differs,
+    normalize_entry,
     parse_state,
     state_command,
 )
@@ -29,7 +28,7 @@ class ActionModule(ReadFirstAction):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result, args = self._start(tmp, task_vars, ARGUMENT_SPEC)
-        entries = [self._entry(item) for item in args["files"]]
+        entries = [normalize_entry(item) for item in args["files"]]
         problems = check_entries(entries)
         if problems:
             raise AnsibleActionFail("gpucluster.core.files: " + "; ".join(problems))
@@ -71,15 +70,6 @@ class ActionModule(ReadFirstAction):
             if outcome.get("diff"):
                 diffs.extend(outcome["diff"] if isinstance(outcome["diff"], list) else [outcome["diff"]])
         return {"changed_paths": changed_paths, "diff": diffs}
-
-    @staticmethod
-    def _entry(item: dict) -> dict:
-        """The entry without unset options; content as copy would write it (lists and dicts as JSON)."""
-        entry = {key: value for key, value in item.items() if value is not None}
-        content = entry.get("content")
-        if content is not None and not isinstance(content, str):
-            entry["content"] = json.dumps(content)
-        return entry
 
     def _observe(self, paths: list[str]) -> list:
         return parse_state(self._run_shell(state_command(paths), "the state read", FilesError), len(paths))

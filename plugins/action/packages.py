@@ -4,7 +4,8 @@
 command, no module) says which specs are already satisfied and which packages are held;
 ansible.builtin.apt runs only for the others, with the task's options, and one ``dpkg
 --set-selections`` only for the holds that differ. On other hosts the task goes to
-ansible.builtin.package."""
+ansible.builtin.package. The task's ``files`` (apt preferences, say) are read in the same
+call and written by the gpucluster.core.files module, only where they differ, before apt runs."""
 
 from __future__ import annotations
 
@@ -13,6 +14,14 @@ import shlex
 from ansible.errors import AnsibleActionFail
 from ansible_collections.gpucluster.core.plugins.modules.packages import ARGUMENT_SPEC
 from ansible_collections.gpucluster.core.plugins.plugin_utils._action import ReadFirstAction
+from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
+    FilesError,
+    check_entries,
+    differs,
+    normalize_entry,
+    parse_state,
+    state_command,
+)
 from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
     DPKG_QUERY_FORMAT,
     PackagesError,
@@ -25,6 +34,8 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
 )
 
 _APT_ONLY = ("update_cache", "cache_valid_time", "allow_downgrade", "allow_change_held_packages")
+# Ends the files' part of the read.
+_MARK = "@@packages"
 
 
 class ActionModule(ReadFirstAction):
@@ -39,25 +50,39 @@ class ActionModule(ReadFirstAction):
             raise AnsibleActionFail("gpucluster.core.packages needs the fact pkg_mgr (or os_family) of %s"
                                     % task_vars.get("inventory_hostname"))
         specs = args["name"]
-        if pkg_mgr != "apt":
-            result.update(self._execute_module(module_name="ansible.legacy.package",
-                                               module_args={"name": specs, "state": "present"},
-                                               task_vars=task_vars))
-            return result
+        entries = [normalize_entry(item) for item in args["files"]]
+        problems = check_entries(entries)
+        if problems:
+            raise AnsibleActionFail("gpucluster.core.packages: " + "; ".join(problems))
+        apt = pkg_mgr == "apt"
         try:
-            check_selection_names(args["hold"], args["release"])
-            listing = self._read(dpkg_query_names(specs) + args["hold"] + args["release"])
-            pending = pending_specs(specs, parse_dpkg_query(listing))
-        except PackagesError as exc:
+            if apt:
+                check_selection_names(args["hold"], args["release"])
+            observed, listing = self._read(
+                dpkg_query_names(specs) + args["hold"] + args["release"] if apt else [],
+                [entry["dest"] for entry in entries])
+            pending = pending_specs(specs, parse_dpkg_query(listing)) if apt else specs
+        except (PackagesError, FilesError) as exc:
             raise AnsibleActionFail(str(exc)) from None
-        result.update(changed=False, pending=pending, msg="every package is installed as asked")
+        result.update(changed=False, changed_paths=[])
+        written = [entry for entry, seen in zip(entries, observed) if differs(entry, seen)]
+        if written:
+            outcome = self._execute_module(module_name="gpucluster.core.files", module_args={"files": written},
+                                           task_vars=task_vars)
+            result.update(changed=bool(outcome.get("changed_paths")), changed_paths=outcome.get("changed_paths", []))
+            if outcome.get("failed"):
+                result.update(failed=True, msg="gpucluster.core.packages: files: %s" % outcome.get("msg", ""))
+                return result
+        if not apt:
+            self._install(result, "ansible.legacy.package", {"name": specs, "state": "present"}, task_vars)
+            return result
+        result.update(pending=pending, msg="every package is installed as asked")
         if pending:
             module_args = {"name": pending, "state": "present"}
             module_args.update((key, args[key]) for key in _APT_ONLY if args[key])
             if args["install_recommends"] is not None:
                 module_args["install_recommends"] = args["install_recommends"]
-            result.update(self._execute_module(module_name="ansible.legacy.apt", module_args=module_args,
-                                               task_vars=task_vars))
+            self._install(result, "ansible.legacy.apt", module_args, task_vars)
             if result.get("failed"):
                 return result
         installed_now = [] if self._task.check_mode else dpkg_query_names(pending)
@@ -70,15 +95,32 @@ class ActionModule(ReadFirstAction):
                 self._set_selections(changes)
         return result
 
-    def _read(self, names: list[str]) -> str:
-        """The dpkg-query listing of the names (read-only, so it runs in check mode too). dpkg-query
-        exits 1 when it knows a name not at all: that package is not installed."""
+    def _install(self, result: dict, module: str, module_args: dict, task_vars: dict) -> None:
+        """The package module's result over ``result``, changed also when the files changed."""
+        changed_paths = result["changed_paths"]
+        result.update(self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars))
+        result["changed"] = bool(result.get("changed")) or bool(changed_paths)
+        result["changed_paths"] = changed_paths
+
+    def _read(self, names: list[str], paths: list[str]) -> tuple[list, str]:
+        """The state of the paths and the dpkg-query listing of the names, in one shell call
+        (read-only, so it runs in check mode too). dpkg-query comes last, so its exit status is the
+        call's: 1 when it knows a name not at all (that package is not installed)."""
         names = list(dict.fromkeys(names))
-        if not names:
-            return ""
+        if not names and not paths:
+            return [], ""
+        parts = [state_command(paths) + "; echo " + _MARK] if paths else []
         # dpkg-query reads the \t and \n escapes of the format itself.
-        command = shlex.join(["dpkg-query", "-W", "--showformat=" + DPKG_QUERY_FORMAT] + names)
-        return self._run_shell(command, "dpkg-query", PackagesError, ok_rcs=(0, 1))
+        if names:
+            parts.append(shlex.join(["dpkg-query", "-W", "--showformat=" + DPKG_QUERY_FORMAT] + names))
+        what = "dpkg-query" if not paths else "the read of the files" + (" and dpkg-query" if names else "")
+        out = self._run_shell("; ".join(parts), what, PackagesError, ok_rcs=(0, 1) if names else (0,))
+        if not paths:
+            return [], out
+        state, mark, listing = out.partition(_MARK + "\n")
+        if not mark:
+            raise PackagesError("%s printed no %s line" % (what, _MARK))
+        return parse_state(state, len(paths)), listing
 
     def _set_selections(self, changes: list[tuple[str, str]]) -> None:
         lines = ["%s %s" % change for change in changes]

@@ -119,6 +119,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native, to_text
+from ansible_collections.gpucluster.core.plugins.module_utils._file_entries import FILE_ENTRY_OPTIONS
 
 # Also the action plugin's (plugins/action/files.py), which validates the task with it.
 ARGUMENT_SPEC = {
@@ -126,14 +127,7 @@ ARGUMENT_SPEC = {
         "type": "list",
         "elements": "dict",
         "required": True,
-        "options": {
-            "dest": {"type": "path", "required": True},
-            "state": {"type": "str", "default": "file", "choices": ["file", "directory", "absent"]},
-            "content": {"type": "raw"},
-            "owner": {"type": "str"},
-            "group": {"type": "str"},
-            "mode": {"type": "raw"},
-        },
+        "options": FILE_ENTRY_OPTIONS,
     },
 }
 

@@ -58,6 +58,37 @@ options:
       - C(false) installs without the packages' Recommends (apt's C(--no-install-recommends)), C(true) with them.
         Unset, apt's own configuration decides (Debian and Ubuntu default to installing them). apt only.
     type: bool
+  files:
+    description:
+      - Files, directories or absent paths, as M(gpucluster.core.files) takes them, written before apt runs
+        (the apt preferences that pin the packages, say). They are read in the same call as dpkg-query and
+        written in one call of the M(gpucluster.core.files) module, only where they differ, in check and diff
+        modes too; on other hosts as well.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      dest:
+        description: Absolute path on the node.
+        type: path
+        required: true
+      state:
+        description: C(file) (with O(files[].content)), C(directory) or C(absent).
+        type: str
+        default: file
+        choices: [file, directory, absent]
+      content:
+        description: The file's text.
+        type: raw
+      owner:
+        description: User name or uid.
+        type: str
+      group:
+        description: Group name or gid.
+        type: str
+      mode:
+        description: Octal mode as quoted text, such as C("0644").
+        type: raw
   hold:
     description:
       - Package names to hold (dpkg selection C(hold), which C(apt-mark showhold) and unattended-upgrades
@@ -106,11 +137,11 @@ EXAMPLES = r"""
     allow_downgrade: true
     allow_change_held_packages: true
 
-- name: Install the toolkits at their pins, hold them and release the one no longer pinned
+- name: Install the toolkits at their pins (apt preferences written first), hold them and release the one no longer pinned
   gpucluster.core.packages:
     name: [cuda-toolkit-12-4=12.4.1-1, libnccl2=2.21.5-1+cuda12.4]
-    allow_downgrade: true
-    allow_change_held_packages: true
+    files:
+      - "{{ [{'name': 'cuda-toolkit-12-4', 'version': '12.4.1-1'}] | gpucluster.core.apt_pin_file('cuda', ansible_managed | comment) }}"
     hold: [cuda-toolkit-12-4, libnccl2]
     release: [libcudnn9-cuda-12]
 
@@ -127,6 +158,12 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+changed_paths:
+  description: The O(files) written, changed or removed (would be, in check mode).
+  returned: always
+  type: list
+  elements: str
+  sample: ["/etc/apt/preferences.d/gpucluster-nvidia-driver"]
 pending:
   description: The specs the node did not satisfy, handed to apt (empty when none).
   returned: on apt hosts
@@ -153,6 +190,7 @@ msg:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpucluster.core.plugins.module_utils._file_entries import FILE_ENTRY_OPTIONS
 
 # Also the action plugin's (plugins/action/packages.py), which does the work.
 ARGUMENT_SPEC = {
@@ -163,6 +201,7 @@ ARGUMENT_SPEC = {
     "allow_downgrade": {"type": "bool", "default": False},
     "allow_change_held_packages": {"type": "bool", "default": False},
     "install_recommends": {"type": "bool"},
+    "files": {"type": "list", "elements": "dict", "default": [], "options": FILE_ENTRY_OPTIONS},
     "hold": {"type": "list", "elements": "str", "default": []},
     "release": {"type": "list", "elements": "str", "default": []},
 }

@@ -12,6 +12,7 @@ absent entry takes none of them."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shlex
 from dataclasses import dataclass
@@ -35,6 +36,15 @@ class Observed:
     uid: str = ""
     gid: str = ""
     sha1: str = ""
+
+
+def normalize_entry(item: dict) -> dict:
+    """The entry without unset options; content as copy would write it (lists and dicts as JSON)."""
+    entry = {key: value for key, value in item.items() if value is not None}
+    content = entry.get("content")
+    if content is not None and not isinstance(content, str):
+        entry["content"] = json.dumps(content)
+    return entry
 
 
 def check_entries(entries: list[dict]) -> list[str]:

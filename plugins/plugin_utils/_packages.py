@@ -128,3 +128,41 @@ def installed_versions(text: str, pkg_mgr: str) -> dict[str, str]:
             raise PackagesError("rpm line %d is not 'name<TAB>version': %r" % (number, line))
         installed[fields[0]] = fields[1]
     return installed
+
+
+# A version as apt preferences take it: Debian's version characters and apt's * wildcard.
+_PIN_VERSION = re.compile(r"^[A-Za-z0-9.+~:*-]+$")
+
+
+def apt_preferences(pins: list[dict], header: str) -> str:
+    """The text of an apt preferences file that keeps each ``{name, version}`` of ``pins`` on its
+    version (Pin-Priority 1001: apt neither upgrades past it nor picks another version for a
+    dependency), under ``header`` (the ansible_managed comment)."""
+    if not isinstance(pins, list):
+        raise PackagesError("apt_preferences takes a list of {name, version}, got %r" % (pins,))
+    lines = [header.rstrip("\n"), "# apt neither upgrades these packages past their version nor picks another for a dependency."]
+    for index, pin in enumerate(pins):
+        name = pin.get("name") if isinstance(pin, dict) else None
+        version = pin.get("version") if isinstance(pin, dict) else None
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise PackagesError("apt_preferences: pin %d has no package name, got %r" % (index, pin))
+        if not isinstance(version, str) or not _PIN_VERSION.match(version):
+            raise PackagesError("apt_preferences: pin %d (%s) has no version such as 550.54.15-1 or 550.*, got %r"
+                                % (index, name, version))
+        lines += ["", "Package: %s" % name, "Pin: version %s" % version, "Pin-Priority: 1001"]
+    return "\n".join(lines) + "\n"
+
+
+# The role's pin files: /etc/apt/preferences.d/gpucluster-<name>.
+_PIN_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+def apt_pin_file(pins: list[dict], name: str, header: str) -> dict:
+    """The gpucluster.core.files entry of the pin file ``name``: its preferences (apt_preferences)
+    owned by root, 0644; absent when nothing is pinned."""
+    if not isinstance(name, str) or not _PIN_NAME.match(name):
+        raise PackagesError("apt_pin_file: the name must be lower case letters, digits and -, got %r" % (name,))
+    dest = "/etc/apt/preferences.d/gpucluster-" + name
+    if pins == []:
+        return {"dest": dest, "state": "absent"}
+    return {"dest": dest, "content": apt_preferences(pins, header), "owner": "root", "group": "root", "mode": "0644"}

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from unittest.mock import MagicMock
 
 import pytest
@@ -134,3 +135,58 @@ def test_bad_hold_names_are_refused_before_the_read():
         plugin.run(task_vars=facts())
     assert str(err.value) == "hold takes package names, not 'libnvidia-nscq*'"
     plugin._low_level_execute_command.assert_not_called()
+
+
+PIN = {"dest": "/etc/apt/preferences.d/gpucluster-cuda", "content": "Package: cuda\n", "owner": "root",
+       "group": "root", "mode": "0644"}
+PIN_SHA = hashlib.sha1(b"Package: cuda\n").hexdigest()
+
+
+def test_files_are_read_with_dpkg_and_written_only_when_they_differ():
+    plugin = action({"name": ["bash"], "files": [PIN]},
+                    listing="0 file root:root:644:0:0 %s\n@@packages\n%s" % (PIN_SHA, LISTING))
+    result = plugin.run(task_vars=facts())
+    assert result["changed"] is False and result["changed_paths"] == []
+    plugin._execute_module.assert_not_called()
+    command = plugin._low_level_execute_command.call_args.args[0]
+    assert command.startswith("p=/etc/apt/preferences.d/gpucluster-cuda; if [ -L")
+    assert "; echo @@packages; dpkg-query -W " in command and command.endswith(" bash")
+
+
+def test_a_differing_file_is_written_before_apt():
+    plugin = action({"name": ["nfs-common"], "files": [PIN]}, listing="0 absent\n@@packages\n%s" % LISTING, rc=1)
+    plugin._execute_module.side_effect = [{"changed": True, "changed_paths": [PIN["dest"]]},
+                                          {"changed": True, "msg": "apt ran"}]
+    result = plugin.run(task_vars=facts())
+    first, second = plugin._execute_module.call_args_list
+    assert first.kwargs["module_name"] == "gpucluster.core.files"
+    assert first.kwargs["module_args"] == {"files": [dict(PIN, state="file")]}
+    assert second.kwargs["module_name"] == "ansible.legacy.apt"
+    assert result["changed"] is True and result["changed_paths"] == [PIN["dest"]] and result["pending"] == ["nfs-common"]
+
+
+def test_a_written_file_alone_changes_the_task():
+    plugin = action({"name": ["bash"], "files": [PIN]}, listing="0 absent\n@@packages\n%s" % LISTING)
+    plugin._execute_module.return_value = {"changed": True, "changed_paths": [PIN["dest"]]}
+    result = plugin.run(task_vars=facts())
+    assert result["changed"] is True and result["pending"] == []
+    plugin._execute_module.assert_called_once()
+
+
+def test_a_failed_file_write_stops_before_apt():
+    plugin = action({"name": ["nfs-common"], "files": [PIN]}, listing="0 absent\n@@packages\n%s" % LISTING)
+    plugin._execute_module.return_value = {"failed": True, "msg": "chown failed", "changed_paths": []}
+    result = plugin.run(task_vars=facts())
+    assert result["failed"] is True and result["msg"] == "gpucluster.core.packages: files: chown failed"
+    plugin._execute_module.assert_called_once()
+
+
+def test_other_hosts_get_the_files_then_the_package_module():
+    plugin = action({"name": ["nfs-utils"], "files": [PIN]}, listing="0 absent\n@@packages\n")
+    plugin._execute_module.side_effect = [{"changed": True, "changed_paths": [PIN["dest"]]},
+                                          {"changed": False, "msg": "nothing to do"}]
+    result = plugin.run(task_vars=facts("dnf"))
+    command = plugin._low_level_execute_command.call_args.args[0]
+    assert "dpkg-query" not in command and command.endswith("; echo @@packages")
+    assert plugin._execute_module.call_args.kwargs["module_name"] == "ansible.legacy.package"
+    assert result["changed"] is True and result["changed_paths"] == [PIN["dest"]]

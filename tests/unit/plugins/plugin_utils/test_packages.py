@@ -8,6 +8,8 @@ import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
     PackagesError,
+    apt_pin_file,
+    apt_preferences,
     dpkg_query_names,
     installed_versions,
     parse_dpkg_query,
@@ -134,3 +136,41 @@ def test_selection_changes_refuses(hold, release, message):
     with pytest.raises(PackagesError) as err:
         selection_changes(hold, release, {}, [])
     assert str(err.value) == message
+
+
+def test_apt_preferences_has_one_stanza_per_pin():
+    text = apt_preferences([{"name": "cuda-drivers-550", "version": "550.54.15-1"},
+                            {"name": "libnccl2", "version": "2.21.5-1+cuda12.4"},
+                            {"name": "nvidia-container-toolkit", "version": "1.17.*"}], "#\n# Ansible managed\n#\n")
+    assert text == (
+        "#\n# Ansible managed\n#\n"
+        "# apt neither upgrades these packages past their version nor picks another for a dependency.\n"
+        "\nPackage: cuda-drivers-550\nPin: version 550.54.15-1\nPin-Priority: 1001\n"
+        "\nPackage: libnccl2\nPin: version 2.21.5-1+cuda12.4\nPin-Priority: 1001\n"
+        "\nPackage: nvidia-container-toolkit\nPin: version 1.17.*\nPin-Priority: 1001\n")
+
+
+@pytest.mark.parametrize("pins, message", [
+    ("cuda", "apt_preferences takes a list of {name, version}, got 'cuda'"),
+    ([{"name": "Cuda Drivers", "version": "1"}],
+     "apt_preferences: pin 0 has no package name, got {'name': 'Cuda Drivers', 'version': '1'}"),
+    (["cuda"], "apt_preferences: pin 0 has no package name, got 'cuda'"),
+    ([{"name": "cuda", "version": "1\nPin-Priority: 1"}],
+     "apt_preferences: pin 0 (cuda) has no version such as 550.54.15-1 or 550.*, got '1\\nPin-Priority: 1'"),
+    ([{"name": "cuda"}], "apt_preferences: pin 0 (cuda) has no version such as 550.54.15-1 or 550.*, got None"),
+])
+def test_apt_preferences_refuses_bad_pins(pins, message):
+    with pytest.raises(PackagesError) as err:
+        apt_preferences(pins, "# x")
+    assert str(err.value) == message
+
+
+def test_apt_pin_file_is_an_entry_or_an_absent_path():
+    pins = [{"name": "cuda-drivers-550", "version": "550.*"}]
+    assert apt_pin_file(pins, "nvidia-driver", "# m") == {
+        "dest": "/etc/apt/preferences.d/gpucluster-nvidia-driver", "content": apt_preferences(pins, "# m"),
+        "owner": "root", "group": "root", "mode": "0644"}
+    assert apt_pin_file([], "cuda", "# m") == {"dest": "/etc/apt/preferences.d/gpucluster-cuda", "state": "absent"}
+    with pytest.raises(PackagesError) as err:
+        apt_pin_file(pins, "../x", "# m")
+    assert str(err.value) == "apt_pin_file: the name must be lower case letters, digits and -, got '../x'"

@@ -12,7 +12,7 @@ short_description: The apt preferences file that pins packages to their versions
 description:
   - Returns the entry of C(/etc/apt/preferences.d/gpucluster-NAME) for the O(gpucluster.core.packages#module:files)
     option of an install task (read in the same call as the installed packages, written before apt runs) or for
-    M(gpucluster.core.files): one stanza per package, C(Pin-Priority 1001) on its version (such as
+    M(gpucluster.core.files). One stanza per package, C(Pin-Priority 1001) on its version (such as
     C(550.54.15-1), or a pattern such as C(550.*)), so that apt neither upgrades the package past it nor picks
     another version for a dependency; owned by root, mode 0644. With no pins the entry removes the file.
   - Fails, naming the pin, on a name that is not a package name or a version with other characters than

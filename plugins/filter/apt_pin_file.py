@@ -27,10 +27,8 @@ options:
     description: The file's name after C(gpucluster-) (lower case letters, digits and C(-)).
     type: str
     required: true
-  header:
-    description: The first lines, such as C(ansible_managed | comment).
-    type: str
-    required: true
+notes:
+  - The file starts with the C(ansible_managed) string of the configuration as a comment, as the roles' templates do.
 """
 
 EXAMPLES = r"""
@@ -38,7 +36,7 @@ EXAMPLES = r"""
   gpucluster.core.packages:
     name: [cuda-drivers-550]
     files:
-      - "{{ [{'name': 'cuda-drivers-550', 'version': '550.*'}] | gpucluster.core.apt_pin_file('nvidia-driver', ansible_managed | comment) }}"
+      - "{{ [{'name': 'cuda-drivers-550', 'version': '550.*'}] | gpucluster.core.apt_pin_file('nvidia-driver') }}"
 """
 
 RETURN = r"""
@@ -53,13 +51,16 @@ _value:
     mode: "0644"
 """
 
+from ansible import constants as C
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import PackagesError
 from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import apt_pin_file as _apt_pin_file
 
 
-def apt_pin_file(pins, name, header):
-    """The pin file's entry for the pins."""
+def apt_pin_file(pins, name):
+    """The pin file's entry for the pins, under the configured ansible_managed comment."""
+    managed = C.config.get_config_value("DEFAULT_MANAGED_STR")
+    header = "#\n# %s\n#" % "\n# ".join(str(managed).splitlines())
     try:
         return _apt_pin_file(pins, name, header)
     except PackagesError as exc:

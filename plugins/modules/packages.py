@@ -141,7 +141,7 @@ EXAMPLES = r"""
   gpucluster.core.packages:
     name: [cuda-toolkit-12-4=12.4.1-1, libnccl2=2.21.5-1+cuda12.4]
     files:
-      - "{{ [{'name': 'cuda-toolkit-12-4', 'version': '12.4.1-1'}] | gpucluster.core.apt_pin_file('cuda', ansible_managed | comment) }}"
+      - "{{ [{'name': 'cuda-toolkit-12-4', 'version': '12.4.1-1'}] | gpucluster.core.apt_pin_file('cuda') }}"
     hold: [cuda-toolkit-12-4, libnccl2]
     release: [libcudnn9-cuda-12]
 

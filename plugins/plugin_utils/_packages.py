@@ -130,8 +130,10 @@ def installed_versions(text: str, pkg_mgr: str) -> dict[str, str]:
     return installed
 
 
-# A version as apt preferences take it: Debian's version characters and apt's * wildcard.
-_PIN_VERSION = re.compile(r"^[A-Za-z0-9.+~:*-]+$")
+# A package name or glob (cuda-drivers*) and a version as apt preferences take them: Debian's
+# characters and apt's * and ? wildcards.
+_PIN_PACKAGE = re.compile(r"^[a-z0-9*?][a-z0-9+.*?-]*$")
+_PIN_VERSION = re.compile(r"^[A-Za-z0-9.+~:*?-]+$")
 
 
 def apt_preferences(pins: list[dict], header: str) -> str:
@@ -144,8 +146,8 @@ def apt_preferences(pins: list[dict], header: str) -> str:
     for index, pin in enumerate(pins):
         name = pin.get("name") if isinstance(pin, dict) else None
         version = pin.get("version") if isinstance(pin, dict) else None
-        if not isinstance(name, str) or not _NAME.match(name):
-            raise PackagesError("apt_preferences: pin %d has no package name, got %r" % (index, pin))
+        if not isinstance(name, str) or not _PIN_PACKAGE.match(name):
+            raise PackagesError("apt_preferences: pin %d has no package name or glob, got %r" % (index, pin))
         if not isinstance(version, str) or not _PIN_VERSION.match(version):
             raise PackagesError("apt_preferences: pin %d (%s) has no version such as 550.54.15-1 or 550.*, got %r"
                                 % (index, name, version))

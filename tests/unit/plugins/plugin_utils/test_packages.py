@@ -139,13 +139,13 @@ def test_selection_changes_refuses(hold, release, message):
 
 
 def test_apt_preferences_has_one_stanza_per_pin():
-    text = apt_preferences([{"name": "cuda-drivers-550", "version": "550.54.15-1"},
+    text = apt_preferences([{"name": "cuda-drivers*", "version": "550.54.15-1"},
                             {"name": "libnccl2", "version": "2.21.5-1+cuda12.4"},
                             {"name": "nvidia-container-toolkit", "version": "1.17.*"}], "#\n# Ansible managed\n#\n")
     assert text == (
         "#\n# Ansible managed\n#\n"
         "# apt neither upgrades these packages past their version nor picks another for a dependency.\n"
-        "\nPackage: cuda-drivers-550\nPin: version 550.54.15-1\nPin-Priority: 1001\n"
+        "\nPackage: cuda-drivers*\nPin: version 550.54.15-1\nPin-Priority: 1001\n"
         "\nPackage: libnccl2\nPin: version 2.21.5-1+cuda12.4\nPin-Priority: 1001\n"
         "\nPackage: nvidia-container-toolkit\nPin: version 1.17.*\nPin-Priority: 1001\n")
 
@@ -153,8 +153,8 @@ def test_apt_preferences_has_one_stanza_per_pin():
 @pytest.mark.parametrize("pins, message", [
     ("cuda", "apt_preferences takes a list of {name, version}, got 'cuda'"),
     ([{"name": "Cuda Drivers", "version": "1"}],
-     "apt_preferences: pin 0 has no package name, got {'name': 'Cuda Drivers', 'version': '1'}"),
-    (["cuda"], "apt_preferences: pin 0 has no package name, got 'cuda'"),
+     "apt_preferences: pin 0 has no package name or glob, got {'name': 'Cuda Drivers', 'version': '1'}"),
+    (["cuda"], "apt_preferences: pin 0 has no package name or glob, got 'cuda'"),
     ([{"name": "cuda", "version": "1\nPin-Priority: 1"}],
      "apt_preferences: pin 0 (cuda) has no version such as 550.54.15-1 or 550.*, got '1\\nPin-Priority: 1'"),
     ([{"name": "cuda"}], "apt_preferences: pin 0 (cuda) has no version such as 550.54.15-1 or 550.*, got None"),

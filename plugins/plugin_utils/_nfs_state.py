@@ -15,7 +15,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Rule
 from ansible_collections.gpucluster.core.plugins.plugin_utils._sections import split_sections
 
 # The sections of the node read (roles/nfs/tasks/preflight.yml) and the fewest ':'-separated fields of a passwd and a group line.
-NODE_SECTIONS = ("filesystems", "modules", "passwd", "group")
+NODE_SECTIONS = ("filesystems", "modules", "passwd", "group", "mounts", "fstab")
 _GETENT_FIELDS = {"passwd": 7, "group": 4}
 
 
@@ -46,9 +46,18 @@ def client_mounts(mounts: Iterable[Mapping[str, Any]], host: str, settings: Mapp
 def node_state(text: str) -> Dict[str, Any]:
     """The role's one read of a node (plugin_utils/_sections.py). filesystems: /proc/filesystems
     (the last word of each line); modules: the NFS modules modprobe finds; passwd and group:
-    ``getent`` lines, as M(ansible.builtin.getent) returns them (name -> the other fields)."""
+    ``getent`` lines, as M(ansible.builtin.getent) returns them (name -> the other fields);
+    mounts: the mount points of /proc/mounts (its second field); fstab: the fields of each entry
+    of /etc/fstab (comments and blank lines left out)."""
     sections = split_sections(text, NODE_SECTIONS, "nfs_node_state")
     state: Dict[str, Any] = {name: [line.split()[-1] for line in sections[name]] for name in ("filesystems", "modules")}
+    state["mounts"] = []
+    for line in sections["mounts"]:
+        fields = line.split()
+        if len(fields) < 6:
+            raise RuleError("nfs_node_state: not a /proc/mounts line: %r" % line)
+        state["mounts"].append(fields[1])
+    state["fstab"] = [line.split() for line in sections["fstab"] if line.strip() and not line.lstrip().startswith("#")]
     for name, fewest in _GETENT_FIELDS.items():
         state[name] = {}
         for line in sections[name]:
@@ -57,6 +66,24 @@ def node_state(text: str) -> Dict[str, Any]:
                 raise RuleError("nfs_node_state: not a getent %s line: %r" % (name, line))
             state[name][fields[0]] = fields[1:]
     return state
+
+
+def dir_entries(items: Iterable[Mapping[str, Any]], group_ids: Mapping[str, Any]) -> List[Dict[str, str]]:
+    """gpucluster.core.files entries of the directories of exports or mounts (``path``, ``owner``,
+    ``group`` and ``mode``, defaults root, root, 0755): a group of ``nfs_groups`` by its gid
+    (``group_ids``, name -> gid), so the directory is right before the group exists locally."""
+    out: List[Dict[str, str]] = []
+    for item in items:
+        group = item.get("group", "root")
+        out.append({"dest": item["path"], "state": "directory", "owner": str(item.get("owner", "root")),
+                    "group": str(group_ids.get(group, group)), "mode": str(item.get("mode", "0755"))})
+    return out
+
+
+def fstab_pending(mounts: Iterable[Mapping[str, Any]], fstab: List[List[str]]) -> List[Mapping[str, Any]]:
+    """The client mounts (nfs_client_mounts) whose /etc/fstab entry is not there as
+    ansible.posix.mount writes it: ``src path nfs opts 0 0``."""
+    return [mount for mount in mounts if [mount["src"], mount["path"], "nfs", mount["opts"], "0", "0"] not in fstab]
 
 
 def unpublished(exports: Iterable[Mapping[str, Any]], exportfs: str) -> List[str]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import client_mounts, group_clashes, node_state, unmounted, unpublished
+from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import (client_mounts, dir_entries, fstab_pending, group_clashes, node_state,
+                                                                                unmounted, unpublished)
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
 SETTINGS = {"nfs_mount_version": "4.2", "nfs_mount_options": ["rw", "hard", "noatime"], "nfs_mount_automount": True,
@@ -110,6 +111,14 @@ alice:x:1000:1000:Alice,,,:/home/alice:/bin/bash
 [group]
 root:x:0:
 gpuusers:x:2000:alice,bob
+[mounts]
+/dev/sda1 / ext4 rw,relatime 0 0
+master:/data/shared /data/shared nfs4 rw,relatime,vers=4.2 0 0
+[fstab]
+# /etc/fstab: static file system information.
+UUID=1234 / ext4 errors=remount-ro 0 1
+
+master:/data/shared /data/shared nfs rw,hard,nfsvers=4.2,_netdev 0 0
 """
 
 
@@ -120,6 +129,9 @@ def test_node_state_parses_the_read():
         "passwd": {"root": ["x", "0", "0", "root", "/root", "/bin/bash"],
                    "alice": ["x", "1000", "1000", "Alice,,,", "/home/alice", "/bin/bash"]},
         "group": {"root": ["x", "0", ""], "gpuusers": ["x", "2000", "alice,bob"]},
+        "mounts": ["/", "/data/shared"],
+        "fstab": [["UUID=1234", "/", "ext4", "errors=remount-ro", "0", "1"],
+                  ["master:/data/shared", "/data/shared", "nfs", "rw,hard,nfsvers=4.2,_netdev", "0", "0"]],
     }
 
 
@@ -134,9 +146,27 @@ def test_node_state_feeds_group_clashes():
     (NODE_READ.replace("[group]", "[groups]"), "nfs_node_state: unexpected section '[groups]' in the node read"),
     (NODE_READ.replace("root:x:0:\n", "root:x:0\n"), "nfs_node_state: not a getent group line: 'root:x:0'"),
     (NODE_READ.replace("root:x:0:0:root:/root:/bin/bash", "root:x:0:0"), "nfs_node_state: not a getent passwd line: 'root:x:0:0'"),
-    (NODE_READ.split("[passwd]", maxsplit=1)[0], "nfs_node_state: the node read lacks passwd, group"),
+    (NODE_READ.split("[passwd]", maxsplit=1)[0], "nfs_node_state: the node read lacks passwd, group, mounts, fstab"),
+    (NODE_READ.replace("[fstab]", "proc /proc\n[fstab]"), "nfs_node_state: not a /proc/mounts line: 'proc /proc'"),
 ])
 def test_node_state_is_strict(text, message):
     with pytest.raises(RuleError) as err:
         node_state(text)
     assert str(err.value) == message
+
+
+def test_dir_entries_give_groups_by_gid_and_the_defaults():
+    exports = [{"path": "/data/shared", "group": "gpuusers", "mode": "2775", "owner": "alice"},
+               {"path": "/data/scratch"}]
+    assert dir_entries(exports, {"gpuusers": 2000}) == [
+        {"dest": "/data/shared", "state": "directory", "owner": "alice", "group": "2000", "mode": "2775"},
+        {"dest": "/data/scratch", "state": "directory", "owner": "root", "group": "root", "mode": "0755"},
+    ]
+
+
+def test_fstab_pending_keeps_the_mounts_whose_entry_differs():
+    fstab = node_state(NODE_READ)["fstab"]
+    same = {"src": "master:/data/shared", "path": "/data/shared", "opts": "rw,hard,nfsvers=4.2,_netdev"}
+    other_opts = dict(same, opts="ro,nfsvers=4.2,_netdev")
+    new = {"src": "master:/data/scratch", "path": "/data/scratch", "opts": "rw,nfsvers=4.2,_netdev"}
+    assert fstab_pending([same, other_opts, new], fstab) == [other_opts, new]

@@ -9,8 +9,8 @@ Documented in the .yml files of the same names beside this file."""
 from __future__ import annotations
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
-from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import (client_mounts, dir_entries, fstab_pending, group_clashes, node_state,
-                                                                                unmounted, unpublished)
+from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import (
+    client_mounts, dir_entries, fstab_pending, group_clashes, node_state, unmounted, unpublished)
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_nfs import conf_options, nfs_errors, per_host
 
 

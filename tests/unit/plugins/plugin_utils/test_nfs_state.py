@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import (client_mounts, dir_entries, fstab_pending, group_clashes, node_state,
-                                                                                unmounted, unpublished)
+from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import (
+    client_mounts, dir_entries, fstab_pending, group_clashes, node_state, unmounted, unpublished)
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
 SETTINGS = {"nfs_mount_version": "4.2", "nfs_mount_options": ["rw", "hard", "noatime"], "nfs_mount_automount": True,

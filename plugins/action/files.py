@@ -13,17 +13,14 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._action import Rea
 from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
     FilesError,
     check_entries,
-    differs,
     normalize_entry,
     parse_state,
     state_command,
 )
 
-_ATTRIBUTES = ("owner", "group", "mode")
-
 
 class ActionModule(ReadFirstAction):
-    TRANSFERS_FILES = True
+    TRANSFERS_FILES = False
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
@@ -36,55 +33,15 @@ class ActionModule(ReadFirstAction):
             observed = self._observe([entry["dest"] for entry in entries])
         except FilesError as exc:
             raise AnsibleActionFail("gpucluster.core.files: %s" % exc) from None
-        pending = [(entry, seen) for entry, seen in zip(entries, observed) if differs(entry, seen)]
-        if not pending:
-            result.update(changed=False, changed_paths=[])
-            return result
-        try:
-            if any(seen.kind == "link" for _entry, seen in pending):
-                outcome = self._write_each([entry for entry, _seen in pending], task_vars)
-            else:
-                outcome = self._execute_module(module_name="gpucluster.core.files", task_vars=task_vars,
-                                               module_args={"files": [entry for entry, _seen in pending]})
-        finally:
-            self._remove_tmp_path(self._connection._shell.tmpdir)
+        outcome = self._write_files(entries, observed, task_vars)
         if outcome.get("failed"):
             result.update(failed=True, msg="gpucluster.core.files: %s" % outcome.get("msg", ""),
-                          changed_paths=outcome.get("changed_paths", []))
+                          changed_paths=outcome["changed_paths"])
             return result
-        result.update(changed=bool(outcome.get("changed_paths")), changed_paths=outcome.get("changed_paths", []))
+        result.update(changed=bool(outcome["changed_paths"]), changed_paths=outcome["changed_paths"])
         if outcome.get("diff"):
             result["diff"] = outcome["diff"]
         return result
 
-    def _write_each(self, entries: list[dict], task_vars: dict) -> dict:
-        """A symbolic link in the way: each path goes to copy or file, which decide about the link."""
-        changed_paths, diffs = [], []
-        for entry in entries:
-            outcome = self._write(entry, task_vars)
-            if outcome.get("failed"):
-                return {"failed": True, "msg": "%s: %s" % (entry["dest"], outcome.get("msg", "")),
-                        "changed_paths": changed_paths}
-            if outcome.get("changed"):
-                changed_paths.append(entry["dest"])
-            if outcome.get("diff"):
-                diffs.extend(outcome["diff"] if isinstance(outcome["diff"], list) else [outcome["diff"]])
-        return {"changed_paths": changed_paths, "diff": diffs}
-
     def _observe(self, paths: list[str]) -> list:
         return parse_state(self._run_shell(state_command(paths), "the state read", FilesError), len(paths))
-
-    def _write(self, entry: dict, task_vars: dict) -> dict:
-        attributes = {key: entry[key] for key in _ATTRIBUTES if key in entry}
-        if entry.get("state") == "absent":
-            return self._execute_module(module_name="ansible.legacy.file", task_vars=task_vars,
-                                        module_args=dict(path=entry["dest"], state="absent"))
-        if entry.get("state", "file") == "directory":
-            return self._execute_module(module_name="ansible.legacy.file", task_vars=task_vars,
-                                        module_args=dict(path=entry["dest"], state="directory", **attributes))
-        task = self._task.copy()
-        task.args = dict(content=entry["content"], dest=entry["dest"], **attributes)
-        copy = self._shared_loader_obj.action_loader.get(
-            "ansible.legacy.copy", task=task, connection=self._connection, play_context=self._play_context,
-            loader=self._loader, templar=self._templar, shared_loader_obj=self._shared_loader_obj)
-        return copy.run(task_vars=task_vars)

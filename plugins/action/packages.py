@@ -5,7 +5,8 @@ command, no module) says which specs are already satisfied and which packages ar
 ansible.builtin.apt runs only for the others, with the task's options, and one ``dpkg
 --set-selections`` only for the holds that differ. On other hosts the task goes to
 ansible.builtin.package. The task's ``files`` (apt preferences, say) are read in the same
-call and written by the gpucluster.core.files module, only where they differ, before apt runs."""
+call and written as gpucluster.core.files writes them (ReadFirstAction._write_files), only where
+they differ, before apt runs."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._action import Rea
 from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
     FilesError,
     check_entries,
-    differs,
     normalize_entry,
     parse_state,
     state_command,
@@ -65,14 +65,11 @@ class ActionModule(ReadFirstAction):
         except (PackagesError, FilesError) as exc:
             raise AnsibleActionFail(str(exc)) from None
         result.update(changed=False, changed_paths=[])
-        written = [entry for entry, seen in zip(entries, observed) if differs(entry, seen)]
-        if written:
-            outcome = self._execute_module(module_name="gpucluster.core.files", module_args={"files": written},
-                                           task_vars=task_vars)
-            result.update(changed=bool(outcome.get("changed_paths")), changed_paths=outcome.get("changed_paths", []))
-            if outcome.get("failed"):
-                result.update(failed=True, msg="gpucluster.core.packages: files: %s" % outcome.get("msg", ""))
-                return result
+        outcome = self._write_files(entries, observed, task_vars)
+        result.update(changed=bool(outcome["changed_paths"]), changed_paths=outcome["changed_paths"])
+        if outcome.get("failed"):
+            result.update(failed=True, msg="gpucluster.core.packages: files: %s" % outcome.get("msg", ""))
+            return result
         if not apt:
             self._install(result, "ansible.legacy.package", {"name": specs, "state": "present"}, task_vars)
             return result

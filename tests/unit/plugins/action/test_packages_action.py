@@ -190,3 +190,16 @@ def test_other_hosts_get_the_files_then_the_package_module():
     assert "dpkg-query" not in command and command.endswith("; echo @@packages")
     assert plugin._execute_module.call_args.kwargs["module_name"] == "ansible.legacy.package"
     assert result["changed"] is True and result["changed_paths"] == [PIN["dest"]]
+
+
+def test_a_link_in_the_way_of_a_file_goes_to_copy_as_with_files():
+    plugin = action({"name": ["bash"], "files": [PIN]}, listing="0 link\n@@packages\n%s" % LISTING)
+    plugin._shared_loader_obj = MagicMock()
+    copy = plugin._shared_loader_obj.action_loader.get.return_value
+    copy.run.return_value = {"changed": True}
+    result = plugin.run(task_vars=facts())
+    plugin._execute_module.assert_not_called()
+    task = plugin._shared_loader_obj.action_loader.get.call_args.kwargs["task"]
+    assert task.args == {"content": "Package: cuda\n", "dest": PIN["dest"], "owner": "root", "group": "root",
+                         "mode": "0644"}
+    assert result["changed"] is True and result["changed_paths"] == [PIN["dest"]]

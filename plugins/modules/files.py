@@ -118,7 +118,7 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native, to_text
+from ansible.module_utils.common.text.converters import to_bytes, to_native
 from ansible_collections.gpucluster.core.plugins.module_utils._file_entries import FILE_ENTRY_OPTIONS
 
 # Also the action plugin's (plugins/action/files.py), which validates the task with it.
@@ -145,15 +145,14 @@ def _kind(path):
     return "absent"
 
 
-def _read_text(path):
-    """The file's text for a diff, or None when it is binary or large."""
+def _diff_text(data):
+    """The bytes as text for a diff, or "(not shown)" when they are binary or large."""
+    if len(data) > _DIFF_MAX_BYTES:
+        return "(not shown)\n"
     try:
-        if os.path.getsize(path) > _DIFF_MAX_BYTES:
-            return None
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "(not shown)\n"
 
 
 def _attributes(module, path, entry, changed):
@@ -176,15 +175,14 @@ def _write_file(module, entry, made):
     parent = os.path.dirname(dest) or "/"
     if not os.path.isdir(parent) and parent not in made:
         module.fail_json(msg="%s: destination directory %s does not exist" % (dest, parent))
-    before = None
-    same = False
+    old = b""
     if kind == "file":
-        before = _read_text(dest)
         with open(dest, "rb") as handle:
-            same = handle.read() == content
+            old = handle.read()
+    same = kind == "file" and old == content
     diff = {"before_header": dest, "after_header": dest,
-            "before": "" if kind == "absent" else (before if before is not None else "(not shown)\n"),
-            "after": to_text(content) if len(content) <= _DIFF_MAX_BYTES else "(not shown)\n"}
+            "before": _diff_text(old) if kind == "file" else ("" if kind == "absent" else "(not shown)\n"),
+            "after": _diff_text(content)}
     if same:
         changed = _attributes(module, dest, entry, False)
         return changed, (diff if changed else None)

@@ -53,14 +53,14 @@ _value:
 
 from ansible import constants as C
 from ansible.errors import AnsibleFilterError
+from ansible.plugins.filter.core import comment
 from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import PackagesError
 from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import apt_pin_file as _apt_pin_file
 
 
 def apt_pin_file(pins, name):
     """The pin file's entry for the pins, under the configured ansible_managed comment."""
-    managed = C.config.get_config_value("DEFAULT_MANAGED_STR")
-    header = "#\n# %s\n#" % "\n# ".join(str(managed).splitlines())
+    header = comment(C.config.get_config_value("DEFAULT_MANAGED_STR"))
     try:
         return _apt_pin_file(pins, name, header)
     except PackagesError as exc:

@@ -514,6 +514,7 @@ def compare_baseline(doc: Dict[str, Any], baseline: Optional[Mapping[str, Any]],
 # ---------------------------------------------------------------------------
 
 DDP_MARKER = "GPUCLUSTER-DDP-RESULT "
+DDP_PROG = "gpucluster-ddp-smoke: "  # the script's own error lines on stderr
 
 
 def gpu_jobs(report: Mapping[str, Any]) -> List[Dict[str, Any]]:
@@ -569,7 +570,10 @@ def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> 
                             "source": "gpucluster-ddp-smoke.py", "series": []}
     lines = [line for line in (stdout or "").splitlines() if line.startswith(DDP_MARKER)]
     if len(lines) != 1:
-        tail = " ".join(((stderr or "") + " " + (stdout or "")).split())[-600:]
+        # The script's own one-line errors name the cause; a launcher's summary (torchrun's
+        # ChildFailedError banner, srun's exit codes) printed after them does not.
+        own = list(dict.fromkeys(line.strip() for line in (stderr or "").splitlines() if line.startswith(DDP_PROG)))
+        tail = " ".join((" ".join(own) if own else (stderr or "") + " " + (stdout or "")).split())[-600:]
         return dict(base, status="fail", measured=None,
                     message="the job printed %d result lines (rc=%s): %s" % (len(lines), rc, tail or "no output"))
     try:
@@ -586,11 +590,15 @@ def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> 
         value = result.get(key)
         return float("nan") if value is None else float(value)
 
-    measured = "loss %.4g -> %.4g, %d ranks on %s, %s, weights %s" % (
-        number("loss_first"), number("loss_last"), result.get("world_size") or 0,
-        ", ".join(result.get("nodes", [])), result.get("backend"),
-        "identical" if result.get("weights_identical") else (
-            "differ by %s" % result["max_weight_diff"] if result.get("max_weight_diff") is not None else "not compared"))
+    if result.get("loss_first") is None:  # failed before the first step
+        measured = "no training step, %d ranks, %s" % (result.get("world_size") or 0, result.get("backend"))
+    else:
+        measured = "loss %.4g -> %.4g, %d ranks on %s, %s, weights %s" % (
+            number("loss_first"), number("loss_last"), result.get("world_size") or 0,
+            ", ".join(result.get("nodes", [])), result.get("backend"),
+            "identical" if result.get("weights_identical") else (
+                "differ by %s" % result["max_weight_diff"] if result.get("max_weight_diff") is not None
+                else "not compared"))
     return dict(base, status=status, measured=measured, message=message,
                 hosts=sorted(result.get("nodes") or hosts, key=natural_key),
                 series=[{"step": p["step"], "loss": p["loss"]} for p in result.get("losses", [])])

@@ -32,7 +32,8 @@ Rendezvous is read from the environment, in this order:
 
 Backend: --backend auto (nccl when torch.cuda.is_available(), else gloo), nccl or gloo.
 With nccl each rank uses the GPU given by LOCAL_RANK / SLURM_LOCALID (or the only visible
-GPU when Slurm gives each task one); with gloo the job runs on the CPU.
+GPU when Slurm gives each task one); a local rank with no GPU of its own (torchrun starting
+more processes than the node has GPUs) is a usage error. With gloo the job runs on the CPU.
 
 Output: rank 0 prints exactly one line on stdout,
   GPUCLUSTER-DDP-RESULT {"status": "pass"|"fail", "message": ..., ...}
@@ -236,7 +237,7 @@ def resolve_rendezvous(args, env):
     return Rendezvous(launcher, rank, world_size, local_rank, addr, port)
 
 
-def choose_device(requested, local_rank):
+def choose_device(requested, local_rank, launcher):
     """(backend, torch.device) for the --backend choice; UsageError when it cannot work here."""
     cuda = torch.cuda.is_available()
     backend = ("nccl" if cuda else "gloo") if requested == "auto" else requested
@@ -250,11 +251,14 @@ def choose_device(requested, local_rank):
     count = torch.cuda.device_count()
     if local_rank < count:
         index = local_rank
-    elif count == 1:
+    elif count == 1 and launcher == "slurm":
         index = 0  # Slurm gave this task one GPU of its own (CUDA_VISIBLE_DEVICES)
     else:
+        # torchrun starting more processes than the node has GPUs: NCCL would only say
+        # "Duplicate GPU detected" once every rank had started.
         raise UsageError(f"local rank {local_rank} has no GPU: {count} visible "
-                         f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})")
+                         f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}); "
+                         f"start at most {count} process(es) per node")
     torch.cuda.set_device(index)
     return backend, torch.device("cuda", index)
 
@@ -428,7 +432,7 @@ def main(argv=None):
     args = parse_args(argv)
     try:
         rdv = resolve_rendezvous(args, os.environ)
-        backend, device = choose_device(args.backend, rdv.local_rank)
+        backend, device = choose_device(args.backend, rdv.local_rank, rdv.launcher)
     except UsageError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 2

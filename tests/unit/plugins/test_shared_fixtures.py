@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 
 import pytest
 
@@ -48,5 +50,26 @@ def test_no_fixtures_of_a_kind_fails(sets):
 
 
 def test_the_collection_carries_every_kind():
-    for kind in ("ibstat", "nvidia-smi-csv", "nvidia-smi-topo", "nvidia-smi-xml", "slurm", "h100-80gb-hbm3-driver580"):
+    for kind in ("ibstat", "nvidia-smi-csv", "nvidia-smi-topo", "nvidia-smi-xml", "slurm", "h100-80gb-hbm3-driver580",
+                 "h200-driver580"):
         assert os.listdir(os.path.join(shared_fixtures.LOCAL, kind))
+
+
+def _checksums():
+    """The sha256 list of tests/unit/fixtures/SOURCES.md: {relative path: digest}."""
+    with open(os.path.join(shared_fixtures.LOCAL, "SOURCES.md"), encoding="utf-8") as handle:
+        block = re.search(r"^## Checksums \(sha256\)\n\n```\n(.*?)^```$", handle.read(), re.S | re.M).group(1)
+    return dict(reversed(line.split("  ", 1)) for line in block.splitlines())
+
+
+def test_every_listed_fixture_is_unchanged():
+    for path, digest in _checksums().items():
+        with open(os.path.join(shared_fixtures.LOCAL, path), "rb") as handle:
+            assert (path, hashlib.sha256(handle.read()).hexdigest()) == (path, digest)
+
+
+@pytest.mark.parametrize("kind", ["h100-80gb-hbm3-driver580", "h200-driver580"])
+def test_every_file_of_our_own_captures_is_listed(kind):
+    listed = _checksums()
+    assert [n for n in sorted(os.listdir(os.path.join(shared_fixtures.LOCAL, kind)))
+            if "%s/%s" % (kind, n) not in listed] == []

@@ -43,6 +43,9 @@ XML = "nvidia-smi-xml"
 IB = "ibstat"
 H100_DIR = "h100-80gb-hbm3-driver580"
 H100 = (H100_DIR, "nvidia-smi-q.xml")
+H200_DIR = "h200-driver580"
+H200 = (H200_DIR, "nvidia-smi-q.xml")
+H200_BUSY = (H200_DIR, "nvidia-smi-q-busy.xml")  # 15 s into bf16 matrix products: at its power cap
 V100 = (XML, "8x-tesla-v100s-pcie-32gb-driver460-v11.xml")
 T4 = (XML, "tesla-t4-driver515-v11.xml")
 A10G = (XML, "a10g-aws-driver515-v11.xml")
@@ -140,7 +143,7 @@ BY_MODEL = "the fastest active port of the same adapter model"
 # parse_health_xml over every capture
 # ---------------------------------------------------------------------------
 
-ALL_XML = [(XML, name) for name in list_fixtures(XML)] + [H100]
+ALL_XML = [(XML, name) for name in list_fixtures(XML)] + [H100, H200, H200_BUSY]
 
 
 @pytest.mark.parametrize("capture", ALL_XML, ids=lambda c: c[1])
@@ -198,6 +201,10 @@ HEALTH_FIELDS = [
                                    {"max_gen": 3, "current_gen": 3, "max_width": 16, "current_width": 8})),
     (H100, "580.159.04", "13.0", 1, ("NVIDIA H100 80GB HBM3", "Hopper", "00000000:00:06.0", "Enabled", "Enabled",
                                      {"max_gen": 5, "current_gen": 5, "max_width": 16, "current_width": 16})),
+    (H200, "580.159.04", "13.0", 1, ("NVIDIA H200", "Hopper", "00000000:00:06.0", "Enabled", "Enabled",
+                                     {"max_gen": 5, "current_gen": 5, "max_width": 16, "current_width": 16})),
+    (H200_BUSY, "580.159.04", "13.0", 1, ("NVIDIA H200", "Hopper", "00000000:00:06.0", "Enabled", "Enabled",
+                                          {"max_gen": 5, "current_gen": 5, "max_width": 16, "current_width": 16})),
 ]
 
 
@@ -237,6 +244,16 @@ def test_h100_health_fields_whole():
             "utilization_pct": 0,
         }],
     }
+
+
+@pytest.mark.parametrize("capture, reasons, utilization", [
+    (H200, ["gpu_idle"], 0),
+    (H200_BUSY, ["sw_power_cap"], 100),
+])
+def test_h200_idle_and_busy(capture, reasons, utilization):
+    gpu = smi(capture)["gpus"][0]
+    assert (gpu["clock_event_reasons"], gpu["utilization_pct"], gpu["pcie"]) == (
+        reasons, utilization, {"max_gen": 5, "current_gen": 5, "max_width": 16, "current_width": 16})
 
 
 def test_v100_eight_gpus_under_load():
@@ -302,6 +319,8 @@ CAPTURE_STATUSES = [
     ((XML, "rtx4000-sff-ada-driver595-v13-deprecated-fields.xml"), (P, S, S, S, P, W, S, S, P, P, P), W),
     (T4, (P, S, S, S, W, P, P, P, S, F, P), F),
     (H100, (P, S, S, S, P, P, P, S, P, P, P), P),
+    (H200, (P, S, S, S, P, P, P, S, P, P, P), P),
+    (H200_BUSY, (P, S, S, S, P, P, P, S, P, P, P), P),
 ]
 KNOWN_BUGS = {(WDDM, "persistence_mode")}
 
@@ -353,6 +372,10 @@ CAPTURE_MESSAGES = [
     (H100, "persistence_mode", "Enabled", "Enabled", "persistence mode on"),
     (H100, "clock_events", [], [], "no hardware or thermal slowdown"),
     (H100, "retired_pages", None, None, "no GPU reports page retirement (row remapping replaces it)"),
+    # a real H200 at 100 % and its 700 W software power cap (clocks 1455 of 1980 MHz): not a slowdown
+    (H200_BUSY, "clock_events", [], [], "no hardware or thermal slowdown"),
+    (H200_BUSY, "pcie_link", "x16/x16", "full width",
+     "every PCIe link at full width (an idle GPU may lower its generation)"),
 ]
 
 
@@ -1062,3 +1085,27 @@ def test_collect_hca_from_sysfs(tmp_path):
 ])
 def test_hardware(observed, want):
     assert hardware(observed) == want
+
+
+# ---------------------------------------------------------------------------
+# The lent H200's own answers replayed: collect + evaluate must give what
+# gpucluster-healthcheck printed there (tests/unit/fixtures/h200-driver580)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("smi_capture, config, printed", [
+    ("nvidia-smi-q.xml", "healthcheck-config.json", "healthcheck.json"),
+    ("nvidia-smi-q-busy.xml", "healthcheck-config.json", "healthcheck-busy.json"),
+])
+def test_h200_healthcheck_run_replayed(smi_capture, config, printed):
+    run = Runner({
+        SMI_ARGV: (0, read_fixture(H200_DIR, smi_capture), ""),
+        ("/usr/local/cuda/bin/nvcc", "--version"): (0, read_fixture(H200_DIR, "nvcc-version.txt"), ""),
+        PERSISTENCED: (127, "", "systemctl: not found"),
+        journal(): (127, "", "journalctl: not found"),  # the machine has none (commands-run1.log)
+        ("dmesg",): (0, read_fixture(H200_DIR, "dmesg-xid.txt"), ""),
+    })
+    config = json.loads(read_fixture(H200_DIR, config))
+    observed = collect(run, reader({}), config["settings"], config["expected"])
+    document = json.loads(read_fixture(H200_DIR, printed))
+    assert (document["node"], document["verdict"]) == ("lent", "pass")
+    assert evaluate(observed, config["expected"]) == document["checks"]

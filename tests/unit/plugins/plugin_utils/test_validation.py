@@ -969,7 +969,40 @@ def test_ddp_result_of_a_failed_rendezvous():
                "DistStoreError: Timed out after 601 seconds waiting for clients. 1/2 clients joined.")
     out = ddp_result(ddp_line(message=message) + "\n", ["gpu9", "gpu10"], 1)
     assert (out["status"], out["message"], out["hosts"], out["series"]) == ("fail", message, ["gpu9", "gpu10"], [])
-    assert out["measured"] == "loss nan -> nan, 16 ranks on , nccl, weights not compared"
+    assert out["measured"] == "no training step, 16 ranks, nccl"
+
+
+H200_DIR = "h200-driver580"
+
+
+@pytest.mark.parametrize("stdout, stderr, rc, status, measured, message", [
+    # NCCL on the H200 itself, started by hand and by torchrun
+    ("ddp-nccl-1rank.txt", None, 0, "pass", "loss 1.657 -> 0.1331, 1 ranks on vm, nccl, weights identical",
+     "1 rank(s) on 1 node(s) trained 50 steps with nccl: the mean of the last 5 losses is 0.083 x the first "
+     "(limit 0.5 x) and every rank holds identical weights."),
+    ("ddp-torchrun-1gpu.txt", None, 0, "pass", "loss 1.657 -> 0.1331, 1 ranks on vm, nccl, weights identical", None),
+    ("ddp-gloo-2ranks.txt", None, 0, "pass", "loss 1.762 -> 0.1311, 2 ranks on vm, gloo, weights identical",
+     "2 rank(s) on 1 node(s) trained 50 steps with gloo: the mean of the last 5 losses is 0.0698 x the first "
+     "(limit 0.5 x) and every rank holds identical weights."),
+    # torchrun --nproc-per-node 2 on one GPU: before the fix NCCL refused it after the rendezvous...
+    ("ddp-nccl-2ranks-1gpu-before.txt", "ddp-nccl-2ranks-1gpu-before.stderr.txt", 1, "fail",
+     "no training step, 2 ranks, nccl",
+     "The DDP smoke test failed: the DDP job failed on rank 0 (vm): DistBackendError: NCCL error in: "
+     "/pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, invalid usage (run with NCCL_DEBUG=WARN for details), "
+     "NCCL version 2.28.9 ncclInvalidUsage: This usually reflects invalid usage of NCCL library. Last error: "
+     "Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 60."),
+    # ...now the script refuses it itself, and its line wins over torchrun's ChildFailedError banner
+    ("ddp-nccl-2ranks-1gpu-after.txt", "ddp-nccl-2ranks-1gpu-after.stderr.txt", 1, "fail", None,
+     "the job printed 0 result lines (rc=1): gpucluster-ddp-smoke: error: local rank 1 has no GPU: 1 visible "
+     "(CUDA_VISIBLE_DEVICES=unset); start at most 1 process(es) per node"),
+])
+def test_ddp_result_of_the_runs_on_a_real_h200(stdout, stderr, rc, status, measured, message):
+    """gpucluster-ddp-smoke.py's real output on a lent H200 (tests/unit/fixtures/h200-driver580)."""
+    out = ddp_result(read_fixture(H200_DIR, stdout), ["vm"], rc, read_fixture(H200_DIR, stderr) if stderr else "")
+    assert (out["status"], out["measured"], out["hosts"]) == (status, measured, ["vm"])
+    if message:
+        assert out["message"] == message
+    assert len(out["series"]) == (50 if status == "pass" else 0)
 
 
 def test_inputs_are_not_mutated():

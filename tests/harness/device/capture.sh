@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Capture a lent GPU machine for tests/unit/fixtures and run the collection there for real.
+#
+#   bash tests/harness/device/capture.sh OUTDIR [idle|modules|validation|busy ...]
+#
+# With no section named, all four run in that order.
+# Run from the repository root on a machine with an NVIDIA driver and the python3 that holds
+# torch (the device tool's machines). Ansible itself comes from wheels the caller installed on
+# PYTHONPATH (the machine has no network). Writes one file per command into OUTDIR and
+# OUTDIR/commands.log with each command line and its exit status; a command's stderr goes to
+# NAME.stderr when it printed any. Nothing is masked: GPU UUIDs and serials are hardware IDs.
+set -u
+out=${1:?usage: capture.sh OUTDIR}
+mkdir -p "$out"
+repo=$(pwd)
+log="$out/commands.log"
+: >"$log"
+
+cap() { # cap NAME COMMAND...: stdout to OUTDIR/NAME
+  local name=$1 rc
+  shift
+  timeout 300 "$@" >"$out/$name" 2>"$out/$name.stderr"
+  rc=$?
+  [ -s "$out/$name.stderr" ] || rm -f "$out/$name.stderr"
+  printf '%s\trc=%s\t$ %s\n' "$name" "$rc" "$*" >>"$log"
+}
+
+coll=$(mktemp -d)
+mkdir -p "$coll/ansible_collections/gpucluster"
+ln -s "$repo" "$coll/ansible_collections/gpucluster/core"
+files=roles/validation/files
+health_fields=index,name,pci.bus_id,driver_version,persistence_mode,ecc.mode.current,retired_pages.pending,remapped_rows.pending,remapped_rows.failure,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,clocks_throttle_reasons.active
+
+healthcheck_config() { # healthcheck_config GPUS: the expectations of this machine, GPUS GPUs
+  cat <<JSON
+{"expected": {"gpu_count": {"value": $1, "source": "the lent machine"},
+              "gpu_model": {"value": "H200", "source": "the lent machine"},
+              "driver_version": {"value": "$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)", "source": "nvidia-smi"},
+              "cuda_version": {"value": "13.0", "source": "nvcc on the lent machine"}},
+ "settings": {"kernel_log_minutes": 60}}
+JSON
+}
+
+# --- the machine, as the nvidia_smi_facts module and the health checks see it ---------------
+idle() {
+all_fields=$(sed 's/.*--query-gpu=\([^ ]*\).*/\1/' tests/unit/fixtures/h100-80gb-hbm3-driver580/nvidia-smi-query-all.query.txt)
+cap nvidia-smi-q.xml nvidia-smi -q -x
+cap nvidia-smi-q.txt nvidia-smi -q
+cap nvidia-smi.txt nvidia-smi
+cap nvidia-smi-L.txt nvidia-smi -L
+cap nvidia-smi-topo-m.txt nvidia-smi topo -m
+cap nvidia-smi-query-all.csv nvidia-smi --query-gpu="$all_fields" --format=csv
+echo "nvidia-smi --query-gpu=$all_fields --format=csv" >"$out/nvidia-smi-query-all.query.txt"
+cap nvidia-smi-query-health.csv nvidia-smi --query-gpu="$health_fields" --format=csv
+echo "nvidia-smi --query-gpu=$health_fields --format=csv" >"$out/nvidia-smi-query-health.query.txt"
+cap nvidia-smi-nvlink-s.txt nvidia-smi nvlink -s
+cap nvidia-smi-mig-lgip.txt nvidia-smi mig -lgip
+cap driver-version.txt cat /proc/driver/nvidia/version
+cap dmesg-xid.txt sh -c 'dmesg | grep -i -E "NVRM|xid"'
+cap journalctl-dmesg.txt journalctl --dmesg --no-pager --quiet --since -60min
+# shellcheck disable=SC2016  # expanded by the inner sh
+cap sysfs-nvidia.txt sh -c 'for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor)" = 0x10de ] || continue; for f in vendor device class current_link_speed max_link_speed current_link_width max_link_width numa_node; do printf "%s %s %s\n" "${d##*/}" "$f" "$(cat $d/$f 2>/dev/null)"; done; done'
+cap cuda-version.json cat /usr/local/cuda/version.json
+cap nvcc-version.txt /usr/local/cuda/bin/nvcc --version
+# shellcheck disable=SC2016  # expanded by the inner sh
+cap environment.txt sh -c 'uname -srm; nproc; grep -m1 "model name" /proc/cpuinfo; python3 --version; python3 -c "import torch; print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"nccl\", \".\".join(map(str, torch.cuda.nccl.version())))"; for t in dcgmi nv-hostengine docker nvidia-ctk all_reduce_perf ib_write_bw ibstat srun; do printf "%s: %s\n" "$t" "$(command -v $t || echo absent)"; done; ls /sys/class/infiniband 2>&1 | head -3'
+}
+
+# --- the collection's modules, run there by Ansible --------------------------------------------
+modules() {
+  local python
+  python=$(command -v python3)
+  export ANSIBLE_COLLECTIONS_PATH=$coll ANSIBLE_CALLBACK_RESULT_FORMAT=yaml ANSIBLE_NOCOLOR=1 \
+  ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0 LC_ALL=C.UTF-8 \
+  ANSIBLE_PYTHON_INTERPRETER=$python
+cap module-nvidia_smi_facts.txt ansible localhost -c local -i localhost, -m gpucluster.core.nvidia_smi_facts
+cap module-playbook.txt ansible-playbook -c local -i localhost, tests/harness/device/modules.yml
+}
+
+# --- the validation role's programs -----------------------------------------------------------
+validation() {
+healthcheck_config 1 >"$out/healthcheck-config.json"
+healthcheck_config 8 >"$out/healthcheck-config-8gpus.json"
+export PYTHONPATH="$coll${PYTHONPATH:+:$PYTHONPATH}"
+cap healthcheck.json python3 $files/gpucluster-healthcheck.py --json --node lent --config "$out/healthcheck-config.json"
+cap healthcheck.txt python3 $files/gpucluster-healthcheck.py --node lent --config "$out/healthcheck-config.json"
+cap healthcheck-8gpus.txt python3 $files/gpucluster-healthcheck.py --node lent --config "$out/healthcheck-config-8gpus.json"
+
+# DDP smoke test: NCCL on the GPU (one rank), torchrun (one rank), gloo on the CPU (two ranks),
+# and two ranks on a one-GPU machine, which the script refuses.
+export MASTER_ADDR=127.0.0.1 NCCL_DEBUG=WARN
+cap ddp-nccl-1rank.txt env RANK=0 WORLD_SIZE=1 MASTER_PORT=29511 python3 $files/gpucluster-ddp-smoke.py --backend nccl --expect-world-size 1
+cap ddp-torchrun-1gpu.txt torchrun --standalone --nproc-per-node 1 $files/gpucluster-ddp-smoke.py --expect-world-size 1
+cap ddp-gloo-2ranks.txt sh -c "RANK=1 WORLD_SIZE=2 MASTER_PORT=29512 python3 $files/gpucluster-ddp-smoke.py --backend gloo >/dev/null & RANK=0 WORLD_SIZE=2 MASTER_PORT=29512 python3 $files/gpucluster-ddp-smoke.py --backend gloo --expect-world-size 2; rc=\$?; wait; exit \$rc"
+cap ddp-nccl-2ranks-1gpu.txt timeout 120 torchrun --standalone --nproc-per-node 2 $files/gpucluster-ddp-smoke.py --backend nccl --expect-world-size 2
+}
+
+# --- the GPU busy: 8192x8192 bf16 matrix products for 40 s, read after 15 s --------------------
+busy() {
+python3 -c 'import time, torch
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+end = time.time() + 40
+while time.time() < end:
+    for _ in range(50):
+        c = a @ a
+    torch.cuda.synchronize()' &
+local load=$!
+sleep 15
+export PYTHONPATH="$coll${PYTHONPATH:+:$PYTHONPATH}"
+healthcheck_config 1 >"$out/healthcheck-config.json"
+cap nvidia-smi-q-busy.xml nvidia-smi -q -x
+cap nvidia-smi-query-health-busy.csv nvidia-smi --query-gpu="$health_fields" --format=csv
+cap healthcheck-busy.json python3 $files/gpucluster-healthcheck.py --json --node lent --config "$out/healthcheck-config.json"
+wait $load
+printf 'busy-load\trc=%s\t$ python3 -c <40 s of bf16 matrix products>\n' "$?" >>"$log"
+}
+
+sections=("${@:2}")
+[ ${#sections[@]} -gt 0 ] || sections=(idle modules validation busy)
+for section in "${sections[@]}"; do "$section"; done
+cat "$log"

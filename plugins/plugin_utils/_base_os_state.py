@@ -1,7 +1,7 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The base_os role's derived data (controller side, pure): the parse of the SSH step's one read
-of a node, and the ssh_known_hosts lines."""
+"""The base_os role's derived data (controller side, pure): the parse of the role's one read of
+a node, and the ssh_known_hosts lines."""
 
 from __future__ import annotations
 
@@ -18,24 +18,61 @@ SSH_SECTIONS = ("passwd", "admin_key", "authorized_keys", "host_keys", "known_ho
 _ATTRIBUTES = re.compile(r"^(absent|\S+:\S+:[0-7]{3,4})$")
 
 
-def ssh_node_state(text: str) -> Dict[str, Any]:
-    """The SSH step's one read of a node (plugin_utils/_sections.py): ``[passwd]`` the admin user's
-    getent line (none when the user does not exist), ``[admin_key]`` its public key (none until
-    the key pair exists), ``[authorized_keys]`` the lines of its authorized_keys, ``[host_keys]``
-    the node's public host keys (none when not read), ``[known_hosts]`` the owner:group:mode of
-    ssh_known_hosts (``absent`` when there is none) and then the lines of the role's block in it.
-    Returns ``admin_user_exists``, ``admin_key`` (text, empty when none), ``authorized_keys``
-    (lines), ``host_keys`` (text), ``known_hosts_attributes`` and ``known_hosts_block`` (lines)."""
-    sections = split_sections(text, SSH_SECTIONS, "base_os_ssh_node_state")
+OTHER_SECTIONS = ("hostname", "default_target", "swaps")
+_WHERE = "base_os_node_state"
+
+
+def node_state(text: str, sections: List[str]) -> Dict[str, Any]:
+    """The role's one read of a node (plugin_utils/_sections.py), with exactly the ``sections``
+    asked for (the steps that are on): ``[hostname]`` ``static=`` /etc/hostname and ``running=``
+    uname -n; ``[default_target]`` what systemctl get-default says; ``[swaps]`` /proc/swaps (a
+    header, then one line per active swap area); and the SSH step's five sections (all or none,
+    see ``ssh``). Returns ``hostname`` ({static, running}), ``default_target``, ``swap_areas``
+    (count) and ``ssh`` (``ssh`` below), each None when its section was not asked for."""
+    unknown = [name for name in sections if name not in OTHER_SECTIONS + SSH_SECTIONS]
+    if unknown:
+        raise RuleError("%s: unknown sections asked for: %s" % (_WHERE, ", ".join(unknown)))
+    ssh_asked = [name for name in SSH_SECTIONS if name in sections]
+    if ssh_asked and len(ssh_asked) != len(SSH_SECTIONS):
+        raise RuleError("%s: the SSH sections go together: %s" % (_WHERE, ", ".join(SSH_SECTIONS)))
+    found = split_sections(text, sections, _WHERE)
+    out: Dict[str, Any] = {"hostname": None, "default_target": None, "swap_areas": None, "ssh": None}
+    if "hostname" in found:
+        pairs = dict(line.partition("=")[::2] for line in found["hostname"])
+        if sorted(pairs) != ["running", "static"] or len(found["hostname"]) != 2:
+            raise RuleError("%s: the hostname section must be one static= and one running= line, not %r"
+                            % (_WHERE, found["hostname"]))
+        out["hostname"] = {"static": pairs["static"].strip(), "running": pairs["running"].strip()}
+    if "default_target" in found:
+        if len(found["default_target"]) != 1:
+            raise RuleError("%s: the default_target section must be one line, not %r" % (_WHERE, found["default_target"]))
+        out["default_target"] = found["default_target"][0].strip()
+    if "swaps" in found:
+        if not found["swaps"] or not found["swaps"][0].startswith("Filename"):
+            raise RuleError("%s: the swaps section must start with /proc/swaps' header, not %r" % (_WHERE, found["swaps"]))
+        out["swap_areas"] = len(found["swaps"]) - 1
+    if ssh_asked:
+        out["ssh"] = _ssh(found)
+    return out
+
+
+def _ssh(sections: Dict[str, List[str]]) -> Dict[str, Any]:
+    """The SSH step's sections: ``[passwd]`` the admin user's getent line (none when the user
+    does not exist), ``[admin_key]`` its public key (none until the key pair exists),
+    ``[authorized_keys]`` the lines of its authorized_keys, ``[host_keys]`` the node's public host
+    keys (none when not read), ``[known_hosts]`` the owner:group:mode of ssh_known_hosts
+    (``absent`` when there is none) and then the lines of the role's block in it. Returns
+    ``admin_user_exists``, ``admin_key`` (text, empty when none), ``authorized_keys`` (lines),
+    ``host_keys`` (text), ``known_hosts_attributes`` and ``known_hosts_block`` (lines)."""
     for name in ("passwd", "admin_key"):
         if len(sections[name]) > 1:
-            raise RuleError("base_os_ssh_node_state: more than one %s line in the node read" % name)
+            raise RuleError("%s: more than one %s line in the node read" % (_WHERE, name))
     for line in sections["admin_key"] + sections["host_keys"]:
         if not _PUBLIC_KEY.match(line):
-            raise RuleError("base_os_ssh_node_state: not an SSH public key line: %r" % line)
+            raise RuleError("%s: not an SSH public key line: %r" % (_WHERE, line))
     known = sections["known_hosts"]
     if not known or not _ATTRIBUTES.match(known[0]):
-        raise RuleError("base_os_ssh_node_state: the known_hosts section must start with owner:group:mode or absent")
+        raise RuleError("%s: the known_hosts section must start with owner:group:mode or absent" % _WHERE)
     return {"admin_user_exists": bool(sections["passwd"]),
             "admin_key": "\n".join(sections["admin_key"]),
             "authorized_keys": [line.strip() for line in sections["authorized_keys"]],

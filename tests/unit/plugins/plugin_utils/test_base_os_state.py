@@ -1,12 +1,16 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""base_os derived data: the SSH step's node read and ssh_known_hosts lines."""
+"""base_os derived data: the role's node read and ssh_known_hosts lines."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._base_os_state import known_hosts_lines, ssh_node_state
+from ansible_collections.gpucluster.core.plugins.plugin_utils._base_os_state import (
+    SSH_SECTIONS,
+    known_hosts_lines,
+    node_state,
+)
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
 ED = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKq"
@@ -54,6 +58,43 @@ master,192.168.1.10 %s
 """ % (ED, ED, EC, ED, ED)
 
 
+SSH = list(SSH_SECTIONS)
+ALL = ["hostname", "default_target", "swaps"] + SSH
+OTHERS = """[hostname]
+static=gpu01
+running=gpu01.cluster
+[default_target]
+multi-user.target
+[swaps]
+Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority
+/dev/sda3                               partition\t8388604\t\t0\t\t-2
+"""
+NONE = {"hostname": None, "default_target": None, "swap_areas": None, "ssh": None}
+
+
+def ssh_node_state(text):
+    return node_state(text, SSH)["ssh"]
+
+
+def test_node_state_reads_every_section():
+    assert node_state(OTHERS + SSH_READ, ALL) == {
+        "hostname": {"static": "gpu01", "running": "gpu01.cluster"},
+        "default_target": "multi-user.target",
+        "swap_areas": 1,
+        "ssh": ssh_node_state(SSH_READ),
+    }
+
+
+@pytest.mark.parametrize("text, sections, want", [
+    ("", [], NONE),
+    ("[hostname]\nstatic=\nrunning=localhost\n", ["hostname"], dict(NONE, hostname={"static": "", "running": "localhost"})),
+    ("[swaps]\nFilename\tType\tSize\tUsed\tPriority\n", ["swaps"], dict(NONE, swap_areas=0)),
+    ("[default_target]\ngraphical.target\n", ["default_target"], dict(NONE, default_target="graphical.target")),
+])
+def test_node_state_reads_only_the_sections_asked_for(text, sections, want):
+    assert node_state(text, sections) == want
+
+
 def test_ssh_node_state_reads_the_user_and_the_keys():
     assert ssh_node_state(SSH_READ) == {
         "admin_user_exists": True,
@@ -71,17 +112,28 @@ def test_ssh_node_state_of_a_fresh_node():
         "known_hosts_attributes": "absent", "known_hosts_block": []}
 
 
-@pytest.mark.parametrize("text, message", [
-    (SSH_READ.replace("[admin_key]\n", "[admin_key]\n%s x\n" % RSA),
-     "base_os_ssh_node_state: more than one admin_key line in the node read"),
-    (SSH_READ.replace("[host_keys]\n", "[host_keys]\ncat: /etc/ssh/ssh_host_rsa_key.pub: No such file\n"),
-     "base_os_ssh_node_state: not an SSH public key line: 'cat: /etc/ssh/ssh_host_rsa_key.pub: No such file'"),
-    (SSH_READ.replace("root:root:644\n", ""),
-     "base_os_ssh_node_state: the known_hosts section must start with owner:group:mode or absent"),
-    ("[passwd]\n[admin_key]\n[authorized_keys]\n[host_keys]\n", "base_os_ssh_node_state: the node read lacks known_hosts"),
-    ("admin\n" + SSH_READ, "base_os_ssh_node_state: a line before any section in the node read: 'admin'"),
+@pytest.mark.parametrize("text, sections, message", [
+    (SSH_READ.replace("[admin_key]\n", "[admin_key]\n%s x\n" % RSA), SSH,
+     "base_os_node_state: more than one admin_key line in the node read"),
+    (SSH_READ.replace("[host_keys]\n", "[host_keys]\ncat: /etc/ssh/ssh_host_rsa_key.pub: No such file\n"), SSH,
+     "base_os_node_state: not an SSH public key line: 'cat: /etc/ssh/ssh_host_rsa_key.pub: No such file'"),
+    (SSH_READ.replace("root:root:644\n", ""), SSH,
+     "base_os_node_state: the known_hosts section must start with owner:group:mode or absent"),
+    ("[passwd]\n[admin_key]\n[authorized_keys]\n[host_keys]\n", SSH, "base_os_node_state: the node read lacks known_hosts"),
+    ("admin\n" + SSH_READ, SSH, "base_os_node_state: a line before any section in the node read: 'admin'"),
+    (OTHERS + SSH_READ, ["hostname"], "base_os_node_state: unexpected section '[default_target]' in the node read"),
+    ("[passwd]\n", ["passwd"],
+     "base_os_node_state: the SSH sections go together: passwd, admin_key, authorized_keys, host_keys, known_hosts"),
+    ("", ["motd"], "base_os_node_state: unknown sections asked for: motd"),
+    ("[hostname]\ngpu01\ngpu01\n", ["hostname"],
+     "base_os_node_state: the hostname section must be one static= and one running= line, not ['gpu01', 'gpu01']"),
+    ("[hostname]\nrunning=gpu01\n", ["hostname"],
+     "base_os_node_state: the hostname section must be one static= and one running= line, not ['running=gpu01']"),
+    ("[default_target]\n", ["default_target"], "base_os_node_state: the default_target section must be one line, not []"),
+    ("[swaps]\n/dev/sda3 partition 8388604 0 -2\n", ["swaps"],
+     "base_os_node_state: the swaps section must start with /proc/swaps' header, not ['/dev/sda3 partition 8388604 0 -2']"),
 ])
-def test_ssh_node_state_is_strict(text, message):
+def test_node_state_is_strict(text, sections, message):
     with pytest.raises(RuleError) as err:
-        ssh_node_state(text)
+        node_state(text, sections)
     assert str(err.value) == message

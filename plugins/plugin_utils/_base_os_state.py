@@ -18,23 +18,21 @@ SSH_SECTIONS = ("passwd", "admin_key", "authorized_keys", "host_keys", "known_ho
 _ATTRIBUTES = re.compile(r"^(absent|\S+:\S+:[0-7]{3,4})$")
 
 
-OTHER_SECTIONS = ("hostname", "default_target", "swaps")
+STEPS = ("hostname", "default_target", "swaps", "ssh")
 _WHERE = "base_os_node_state"
 
 
-def node_state(text: str, sections: List[str]) -> Dict[str, Any]:
-    """The role's one read of a node (plugin_utils/_sections.py), with exactly the ``sections``
-    asked for (the steps that are on): ``[hostname]`` ``static=`` /etc/hostname and ``running=``
-    uname -n; ``[default_target]`` what systemctl get-default says; ``[swaps]`` /proc/swaps (a
-    header, then one line per active swap area); and the SSH step's five sections (all or none,
-    see ``ssh``). Returns ``hostname`` ({static, running}), ``default_target``, ``swap_areas``
-    (count) and ``ssh`` (``ssh`` below), each None when its section was not asked for."""
-    unknown = [name for name in sections if name not in OTHER_SECTIONS + SSH_SECTIONS]
+def node_state(text: str, steps: List[str]) -> Dict[str, Any]:
+    """The role's one read of a node (plugin_utils/_sections.py), with exactly the sections of the
+    ``steps`` asked for (those that are on): ``hostname``, a ``[hostname]`` section with ``static=``
+    /etc/hostname and ``running=`` uname -n; ``default_target``, what systemctl get-default says;
+    ``swaps``, /proc/swaps (a header, then one line per active swap area); ``ssh``, the SSH step's
+    five sections (SSH_SECTIONS, see ``_ssh``). Returns ``hostname`` ({static, running}),
+    ``default_target``, ``swap_areas`` (count) and ``ssh``, each None when its step was not asked for."""
+    unknown = [name for name in steps if name not in STEPS]
     if unknown:
-        raise RuleError("%s: unknown sections asked for: %s" % (_WHERE, ", ".join(unknown)))
-    ssh_asked = [name for name in SSH_SECTIONS if name in sections]
-    if ssh_asked and len(ssh_asked) != len(SSH_SECTIONS):
-        raise RuleError("%s: the SSH sections go together: %s" % (_WHERE, ", ".join(SSH_SECTIONS)))
+        raise RuleError("%s: unknown steps asked for: %s" % (_WHERE, ", ".join(unknown)))
+    sections = [name for name in steps if name != "ssh"] + (list(SSH_SECTIONS) if "ssh" in steps else [])
     found = split_sections(text, sections, _WHERE)
     out: Dict[str, Any] = {"hostname": None, "default_target": None, "swap_areas": None, "ssh": None}
     if "hostname" in found:
@@ -51,7 +49,7 @@ def node_state(text: str, sections: List[str]) -> Dict[str, Any]:
         if not found["swaps"] or not found["swaps"][0].startswith("Filename"):
             raise RuleError("%s: the swaps section must start with /proc/swaps' header, not %r" % (_WHERE, found["swaps"]))
         out["swap_areas"] = len(found["swaps"]) - 1
-    if ssh_asked:
+    if "ssh" in steps:
         out["ssh"] = _ssh(found)
     return out
 

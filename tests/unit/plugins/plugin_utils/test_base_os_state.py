@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._base_os_state import (
-    SSH_SECTIONS,
-    known_hosts_lines,
-    node_state,
-)
+from ansible_collections.gpucluster.core.plugins.plugin_utils._base_os_state import known_hosts_lines, node_state
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
 ED = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKq"
@@ -58,8 +54,8 @@ master,192.168.1.10 %s
 """ % (ED, ED, EC, ED, ED)
 
 
-SSH = list(SSH_SECTIONS)
-ALL = ["hostname", "default_target", "swaps"] + SSH
+SSH = ["ssh"]
+ALL = ["hostname", "default_target", "swaps", "ssh"]
 OTHERS = """[hostname]
 static=gpu01
 running=gpu01.cluster
@@ -122,9 +118,8 @@ def test_ssh_node_state_of_a_fresh_node():
     ("[passwd]\n[admin_key]\n[authorized_keys]\n[host_keys]\n", SSH, "base_os_node_state: the node read lacks known_hosts"),
     ("admin\n" + SSH_READ, SSH, "base_os_node_state: a line before any section in the node read: 'admin'"),
     (OTHERS + SSH_READ, ["hostname"], "base_os_node_state: unexpected section '[default_target]' in the node read"),
-    ("[passwd]\n", ["passwd"],
-     "base_os_node_state: the SSH sections go together: passwd, admin_key, authorized_keys, host_keys, known_hosts"),
-    ("", ["motd"], "base_os_node_state: unknown sections asked for: motd"),
+    ("[passwd]\n", ["passwd"], "base_os_node_state: unknown steps asked for: passwd"),
+    ("", ["motd"], "base_os_node_state: unknown steps asked for: motd"),
     ("[hostname]\ngpu01\ngpu01\n", ["hostname"],
      "base_os_node_state: the hostname section must be one static= and one running= line, not ['gpu01', 'gpu01']"),
     ("[hostname]\nrunning=gpu01\n", ["hostname"],

@@ -31,12 +31,19 @@ ln -s "$repo" "$coll/ansible_collections/gpucluster/core"
 files=roles/validation/files
 health_fields=index,name,pci.bus_id,driver_version,persistence_mode,ecc.mode.current,retired_pages.pending,remapped_rows.pending,remapped_rows.failure,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,clocks_throttle_reasons.active
 
-healthcheck_config() { # healthcheck_config GPUS: the expectations of this machine, GPUS GPUs
+# What the machine itself says it has: the expectations of the health checks run here.
+gpu_names=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)
+gpu_count=$(printf '%s' "$gpu_names" | grep -c .)
+gpu_model=$(printf '%s\n' "$gpu_names" | head -1)
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+cuda=$(/usr/local/cuda/bin/nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
+
+healthcheck_config() { # healthcheck_config GPUS: this machine's expectations, with GPUS GPUs
   cat <<JSON
 {"expected": {"gpu_count": {"value": $1, "source": "the lent machine"},
-              "gpu_model": {"value": "H200", "source": "the lent machine"},
-              "driver_version": {"value": "$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)", "source": "nvidia-smi"},
-              "cuda_version": {"value": "13.0", "source": "nvcc on the lent machine"}},
+              "gpu_model": {"value": "$gpu_model", "source": "nvidia-smi"},
+              "driver_version": {"value": "$driver", "source": "nvidia-smi"},
+              "cuda_version": {"value": "$cuda", "source": "nvcc on the lent machine"}},
  "settings": {"kernel_log_minutes": 60}}
 JSON
 }
@@ -74,25 +81,26 @@ modules() {
   ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0 LC_ALL=C.UTF-8 \
   ANSIBLE_PYTHON_INTERPRETER=$python
 cap module-nvidia_smi_facts.txt ansible localhost -c local -i localhost, -m gpucluster.core.nvidia_smi_facts
-cap module-playbook.txt ansible-playbook -c local -i localhost, tests/harness/device/modules.yml
+cap module-playbook.txt ansible-playbook -c local -i localhost, -e "gpc_cuda_release=$cuda" tests/harness/device/modules.yml
 }
 
 # --- the validation role's programs -----------------------------------------------------------
 validation() {
-healthcheck_config 1 >"$out/healthcheck-config.json"
-healthcheck_config 8 >"$out/healthcheck-config-8gpus.json"
+healthcheck_config "$gpu_count" >"$out/healthcheck-config.json"
+healthcheck_config $((gpu_count + 1)) >"$out/healthcheck-config-one-more-gpu.json"
 export PYTHONPATH="$coll${PYTHONPATH:+:$PYTHONPATH}"
 cap healthcheck.json python3 $files/gpucluster-healthcheck.py --json --node lent --config "$out/healthcheck-config.json"
 cap healthcheck.txt python3 $files/gpucluster-healthcheck.py --node lent --config "$out/healthcheck-config.json"
-cap healthcheck-8gpus.txt python3 $files/gpucluster-healthcheck.py --node lent --config "$out/healthcheck-config-8gpus.json"
+cap healthcheck-one-more-gpu.txt python3 $files/gpucluster-healthcheck.py --node lent --config "$out/healthcheck-config-one-more-gpu.json"
 
 # DDP smoke test: NCCL on the GPU (one rank), torchrun (one rank), gloo on the CPU (two ranks),
-# and two ranks on a one-GPU machine, which the script refuses.
+# and one NCCL rank more than the machine has GPUs, which the script refuses.
 export MASTER_ADDR=127.0.0.1 NCCL_DEBUG=WARN
 cap ddp-nccl-1rank.txt env RANK=0 WORLD_SIZE=1 MASTER_PORT=29511 python3 $files/gpucluster-ddp-smoke.py --backend nccl --expect-world-size 1
 cap ddp-torchrun-1gpu.txt torchrun --standalone --nproc-per-node 1 $files/gpucluster-ddp-smoke.py --expect-world-size 1
 cap ddp-gloo-2ranks.txt sh -c "RANK=1 WORLD_SIZE=2 MASTER_PORT=29512 python3 $files/gpucluster-ddp-smoke.py --backend gloo >/dev/null & RANK=0 WORLD_SIZE=2 MASTER_PORT=29512 python3 $files/gpucluster-ddp-smoke.py --backend gloo --expect-world-size 2; rc=\$?; wait; exit \$rc"
-cap ddp-nccl-2ranks-1gpu.txt timeout 120 torchrun --standalone --nproc-per-node 2 $files/gpucluster-ddp-smoke.py --backend nccl --expect-world-size 2
+cap ddp-nccl-one-more-rank.txt timeout 120 torchrun --standalone --nproc-per-node $((gpu_count + 1)) \
+  $files/gpucluster-ddp-smoke.py --backend nccl --expect-world-size $((gpu_count + 1))
 }
 
 # --- the GPU busy: 8192x8192 bf16 matrix products for 40 s, read after 15 s --------------------
@@ -107,7 +115,7 @@ while time.time() < end:
 local load=$!
 sleep 15
 export PYTHONPATH="$coll${PYTHONPATH:+:$PYTHONPATH}"
-healthcheck_config 1 >"$out/healthcheck-config.json"
+healthcheck_config "$gpu_count" >"$out/healthcheck-config.json"
 cap nvidia-smi-q-busy.xml nvidia-smi -q -x
 cap nvidia-smi-query-health-busy.csv nvidia-smi --query-gpu="$health_fields" --format=csv
 cap healthcheck-busy.json python3 $files/gpucluster-healthcheck.py --json --node lent --config "$out/healthcheck-config.json"

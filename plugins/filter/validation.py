@@ -1,7 +1,8 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The validation role's filters: validation_errors (its input rules), validation_expected (what a
-node must show), validation_scontrol_nodes (Slurm's view of the nodes), validation_not_responding
+node must show), validation_scontrol_nodes (Slurm's view of the nodes), validation_kubernetes_nodes
+(Kubernetes' view of them), validation_not_responding
 (the nodes Slurm's ping has not reached), validation_job_nodes (who runs
 the jobs), validation_bench_runs and validation_bench_recorded (benchmark outputs judged),
 validation_ib_pair_args (an ib_write_bw pair's adapters), validation_fabric_remix and
@@ -41,8 +42,8 @@ def _errors(hostvars: Mapping[str, Any], hosts: Sequence[str], play: Mapping[str
 
 def _expected(values: Mapping[str, Any], host: str, groups: Sequence[str], gpu_node: bool,
               slurm_nodes: Optional[Mapping[str, Any]], baseline: Optional[Mapping[str, Any]],
-              slurm_groups: Mapping[str, str]) -> Dict[str, Any]:
-    settings = node_settings(values, host, groups, gpu_node, slurm_groups)
+              role_groups: Mapping[str, str]) -> Dict[str, Any]:
+    settings = node_settings(values, host, groups, gpu_node, role_groups)
     base_node = next((n for n in (baseline or {}).get("nodes", []) if n.get("host") == host), None)
     return v.node_expectations(settings, (slurm_nodes or {}).get(host), base_node, gpu_node)
 
@@ -152,6 +153,15 @@ def _job_nodes(hosts: Sequence[str], hostvars: Mapping[str, Any],
     return {"all": nodes, "gpu": gpu, "gpu_hosts": gpu_hosts, "pairs": v.pairs(nodes)}
 
 
+def _kubernetes_nodes(text: str, hostvars: Mapping[str, Any], hosts: Sequence[str], mark: str) -> Dict[str, Any]:
+    """Kubernetes' view of ``hosts`` (each under its kubernetes_node_name, else its inventory name)."""
+    names = {}
+    for host in hosts:
+        name = hostvars.get(host, {}).get("kubernetes_node_name") or host
+        names[host] = str(name)
+    return v.parse_kubectl_nodes(text, names, mark)
+
+
 def _dcgm_diag(host: str, run: Mapping[str, Any]) -> Dict[str, Any]:
     """One node's dcgmi diag run (gpucluster-gpu-jobs' ``dcgmi``: level, path, rc, output) judged."""
     if not run.get("path"):
@@ -178,9 +188,11 @@ def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, An
 def _document(run: Mapping[str, Any], checks: Mapping[str, Sequence[Mapping[str, Any]]],
               unreachable: Mapping[str, str], pairs: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, Any]],
               slurm_nodes: Optional[Mapping[str, Any]], settings: Mapping[str, Any],
-              baseline: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
-    """The run's document with the node actions; a node that did not answer is reported, never drained
-    here (Slurm marks a node that stops answering down by itself)."""
+              baseline: Optional[Mapping[str, Any]] = None,
+              kubernetes_nodes: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """The run's document with the node actions in Slurm and Kubernetes; a node that did not answer
+    is reported, never drained or cordoned here (Slurm marks a node that stops answering down by
+    itself, Kubernetes marks it NotReady)."""
     nodes = {host: list(items) for host, items in checks.items()}
     for host, message in unreachable.items():
         nodes[host] = [{"check": "reachable", "kind": "passive", "status": "fail", "measured": None,
@@ -193,8 +205,11 @@ def _document(run: Mapping[str, Any], checks: Mapping[str, Sequence[Mapping[str,
     failing = {n["host"]: v.failing_checks(n["checks"]) for n in draft["nodes"]}
     actions = v.node_actions(verdicts, failing, slurm_nodes or {}, settings["validation_policy"],
                              settings["validation_reason_prefix"], settings.get("resumed_early") or [])
+    cordons = v.cordon_actions(verdicts, failing, kubernetes_nodes or {}, settings["validation_policy"],
+                               settings["validation_reason_prefix"])
     for node in draft["nodes"]:
         node["action"] = actions.get(node["host"]) or {"kind": "none", "reason": None}
+        node["cordon"] = cordons.get(node["host"])
     return draft
 
 
@@ -221,6 +236,7 @@ class FilterModule:
             "validation_errors": as_filter("validation_errors", _errors),
             "validation_expected": as_filter("validation_expected", _expected),
             "validation_scontrol_nodes": as_filter("validation_scontrol_nodes", v.parse_scontrol_nodes),
+            "validation_kubernetes_nodes": as_filter("validation_kubernetes_nodes", _kubernetes_nodes),
             "validation_not_responding": as_filter("validation_not_responding", v.not_responding),
             "validation_bench_runs": as_filter("validation_bench_runs", _bench_runs),
             "validation_bench_recorded": as_filter("validation_bench_recorded", _bench_recorded),

@@ -135,6 +135,12 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
         errors.add("validation_reason_prefix", "must be one line of text without quotes or backslashes, "
                    "as Slurm keeps it in the node's reason (got %r)" % (prefix,))
     errors.check("validation_results_dir", abs_path(play.get("validation_results_dir")))
+    errors.check("validation_kubeconfig", abs_path(play.get("validation_kubeconfig", "/etc/kubernetes/admin.conf")))
+    for var, default in (("validation_slurm_controller_group", "slurm_controller"),
+                         ("validation_slurm_compute_group", "slurm_compute"),
+                         ("validation_kubernetes_control_plane_group", "k8s_control_plane"),
+                         ("validation_kubernetes_worker_group", "k8s_workers")):
+        errors.check(var, token(play.get(var, default)))
     for var in ("validation_nccl_inter_fraction", "validation_nccl_intra_fraction", "validation_ib_bw_fraction"):
         _fraction(errors, var, play.get(var))
     _fraction(errors, "validation_baseline_tolerance", play.get("validation_baseline_tolerance"), low_open=False)
@@ -175,23 +181,26 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
 
 
 def node_settings(values: Mapping[str, Any], host: str, groups: Iterable[str], gpu_node: bool,
-                  slurm_groups: Mapping[str, str]) -> Dict[str, Any]:
+                  role_groups: Mapping[str, str]) -> Dict[str, Any]:
     """A host's settings with ``auto`` resolved.
 
     Services: munge and slurmd on Slurm compute nodes, slurmctld on controllers, slurmdbd on
-    the accounting host, the container runtime (``validation_container_runtime``) on GPU nodes. Mounts: the
-    host's ``nfs_mounts`` except those of its own exports (a server does not mount itself).
+    the accounting host, containerd and kubelet on Kubernetes nodes (control plane and workers),
+    the container runtime (``validation_container_runtime``) on GPU nodes. ``role_groups`` names
+    the inventory groups (controller, dbd, compute, kubernetes_control_plane, kubernetes_worker).
+    Mounts: the host's ``nfs_mounts`` except those of its own exports (a server does not mount itself).
     """
     out = dict(values)
     groups = set(groups)
     if values.get("validation_services", "auto") == "auto":
         services: List[str] = []
-        roles = (("controller", ["munge", "slurmctld"]), ("dbd", ["munge", "slurmdbd"]), ("compute", ["munge", "slurmd"]))
+        roles = (("controller", ["munge", "slurmctld"]), ("dbd", ["munge", "slurmdbd"]), ("compute", ["munge", "slurmd"]),
+                 ("kubernetes_control_plane", ["containerd", "kubelet"]), ("kubernetes_worker", ["containerd", "kubelet"]))
         for role, names in roles:
-            if slurm_groups.get(role) in groups:
+            if role_groups.get(role) in groups:
                 services.extend(n for n in names if n not in services)
         runtime = values.get("validation_container_runtime", "docker")
-        if gpu_node and runtime:
+        if gpu_node and runtime and runtime not in services:
             services.append(runtime)
         out["validation_services"] = services
     if values.get("validation_mounts", "auto") == "auto":

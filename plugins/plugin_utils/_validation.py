@@ -6,7 +6,8 @@
 * bandwidth expectations from the hardware (NIC line rate per GPU, NVLink or PCIe generation);
 * judging benchmark results (nccl-tests, perftest) against them;
 * pairing nodes for the fabric tests, and re-mixing slow pairs to find the node at fault;
-* what to do with each node in Slurm (drain, resume, leave an admin's drain alone);
+* what to do with each node in Slurm (drain, resume, leave an admin's drain alone) and in
+  Kubernetes (cordon, uncordon, leave an admin's cordon alone);
 * the run's results document (schema ``gpucluster.core/validation-result/v1``) and the
   comparison with a baseline kept from the burn-in.
 """
@@ -397,6 +398,86 @@ def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str
 
 
 # ---------------------------------------------------------------------------
+# Kubernetes: cordon and uncordon
+# ---------------------------------------------------------------------------
+
+CORDON_KINDS = ("cordoned", "uncordoned", "none", "kept cordoned (admin)", "would cordon (report only)",
+                "would uncordon (report only)")
+
+
+def parse_kubectl_nodes(text: str, names: Mapping[str, str], mark: str) -> Dict[str, Dict[str, Any]]:
+    """``kubectl get nodes --output=json`` -> {inventory host: {node, unschedulable, mark, stale}}.
+
+    ``names`` maps each inventory host to its Kubernetes node name; hosts Kubernetes does not
+    know are left out. ``mark`` is the annotation the validation puts on the nodes it cordons:
+    its value (the reason) or None. ``stale``: the mark is there but the node is schedulable
+    (someone uncordoned it by hand), so the mark no longer says who cordoned it.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RuleError("kubectl get nodes: the output is not JSON (%s)" % exc)
+    if not isinstance(data, Mapping) or not isinstance(data.get("items"), list):
+        raise RuleError("kubectl get nodes: the output has no items list (a NodeList)")
+    by_name: Dict[str, Dict[str, Any]] = {}
+    for index, item in enumerate(data["items"]):
+        meta = item.get("metadata") if isinstance(item, Mapping) else None
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        if not isinstance(name, str) or not name:
+            raise RuleError("kubectl get nodes: item %d has no metadata.name" % index)
+        spec = item.get("spec")
+        unschedulable = spec.get("unschedulable", False) if isinstance(spec, Mapping) else False
+        if not isinstance(unschedulable, bool):
+            raise RuleError("kubectl get nodes: node %s: spec.unschedulable is not true or false (got %r)"
+                            % (name, unschedulable))
+        annotations = meta.get("annotations")
+        value = annotations.get(mark) if isinstance(annotations, Mapping) else None
+        value = value if isinstance(value, str) else None
+        by_name[name] = {"node": name, "unschedulable": unschedulable, "mark": value,
+                         "stale": value is not None and not unschedulable}
+    return {host: dict(by_name[name]) for host, name in names.items() if name in by_name}
+
+
+def cordon_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str]],
+                   kubernetes: Mapping[str, Mapping[str, Any]], policy: str,
+                   prefix: str) -> Dict[str, Dict[str, Any]]:
+    """What to do in Kubernetes with each judged node it knows.
+
+    A failing node is cordoned and marked with the reason ``<prefix> <checks>`` (the same words
+    as its Slurm drain); a node the validation cordoned (unschedulable with the mark) is
+    uncordoned when it passes or only warns; a node cordoned without the mark (an admin's) is
+    never touched. Cordoning keeps the pods that run (as Slurm's drain keeps its jobs) and stops
+    new ones. ``report`` only says what it would do. ``unmark``: the mark is to be removed.
+    """
+    if policy not in POLICIES:
+        raise RuleError("validation_policy: %r is not one of %s" % (policy, ", ".join(POLICIES)))
+    out: Dict[str, Dict[str, Any]] = {}
+    for host, verdict in verdicts.items():
+        node = kubernetes.get(host)
+        if node is None:
+            continue
+        ours = node["unschedulable"] and node.get("mark") is not None
+        kind = "none"
+        reason = node.get("mark") if ours else None
+        if verdict == "fail":
+            wanted = "%s %s" % (prefix, ",".join(failing.get(host) or ["unknown"]))
+            if node["unschedulable"] and not ours:
+                kind = "kept cordoned (admin)"
+            elif not (ours and node.get("mark") == wanted):
+                kind = "would cordon (report only)" if policy == "report" else "cordoned"
+            reason = wanted
+        elif ours:
+            kind = "would uncordon (report only)" if policy == "report" else "uncordoned"
+        elif node["unschedulable"]:
+            kind = "kept cordoned (admin)"
+        # The mark goes with the cordon, and from a node someone uncordoned by hand (else a later
+        # admin cordon of it would read as the validation's).
+        unmark = policy != "report" and (kind == "uncordoned" or (node.get("stale", False) and verdict != "fail"))
+        out[host] = {"node": node["node"], "kind": kind, "reason": reason, "unmark": unmark}
+    return out
+
+
+# ---------------------------------------------------------------------------
 # The results document
 # ---------------------------------------------------------------------------
 
@@ -422,7 +503,8 @@ def _one_check(entries: Sequence[Tuple[List[str], Dict[str, Any]]]) -> Dict[str,
 
 def document(run: Mapping[str, Any], nodes: Mapping[str, List[Mapping[str, Any]]],
              pair_results: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, Any]],
-             actions: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
+             actions: Mapping[str, Mapping[str, Any]],
+             cordons: Optional[Mapping[str, Mapping[str, Any]]] = None) -> Dict[str, Any]:
     """The run's results: per node its checks (passive, and the active results it took part in,
     recorded ones and round two's re-mixed pairs left out of its verdict, a slow pair's result as
     its ``blame`` judges this node), the pairs, the jobs, the counts and the verdict."""
@@ -444,7 +526,8 @@ def document(run: Mapping[str, Any], nodes: Mapping[str, List[Mapping[str, Any]]
         checks.extend(_one_check(entries) for entries in active.values())
         node_list.append({
             "host": host, "verdict": _worst(c["status"] for c in checks),
-            "action": dict(actions.get(host) or {"kind": "none", "reason": None}), "checks": checks,
+            "action": dict(actions.get(host) or {"kind": "none", "reason": None}),
+            "cordon": dict(cordons[host]) if cordons and host in cordons else None, "checks": checks,
         })
     counts = dict((status, 0) for status in STATUSES)
     for node in node_list:
@@ -604,6 +687,16 @@ def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> 
                 series=[{"step": p["step"], "loss": p["loss"]} for p in result.get("losses", [])])
 
 
+def node_action_kinds(node: Mapping[str, Any]) -> List[str]:
+    """The actions taken on a node, Slurm's then Kubernetes' (``none`` left out)."""
+    out = []
+    for key in ("action", "cordon"):
+        kind = (node.get(key) or {}).get("kind", "none")
+        if kind != "none":
+            out.append(kind)
+    return out
+
+
 def summary_lines(doc: Mapping[str, Any]) -> List[str]:
     """A few lines for the console: the verdict and counts, then each node that did not pass (or
     had an action) with what failed or warned and the action taken, then the jobs and pairs."""
@@ -611,12 +704,12 @@ def summary_lines(doc: Mapping[str, Any]) -> List[str]:
     lines = ["validation %s: %s (pass %d, warn %d, fail %d, skip %d)" % (
         doc["run"].get("id", ""), doc["verdict"].upper(), counts["pass"], counts["warn"], counts["fail"], counts["skip"])]
     for node in doc["nodes"]:
-        if node["verdict"] == "pass" and node["action"]["kind"] == "none":
+        actions = node_action_kinds(node)
+        if node["verdict"] == "pass" and not actions:
             continue
         bad = ["%s: %s" % (c["check"], c["message"]) for c in node["checks"] if c["status"] in ("fail", "warn")]
-        action = node["action"]["kind"]
         lines.append("%s %s%s%s" % (node["host"], node["verdict"].upper(),
-                                    " [%s]" % action if action != "none" else "",
+                                    " [%s]" % "; ".join(actions) if actions else "",
                                     (" - " + "; ".join(bad)) if bad else ""))
     for result in list(doc["pairs"]) + list(doc["jobs"]):
         lines.append("%s %s %s - %s%s" % (result["check"], ",".join(result["hosts"]), result["status"].upper(),

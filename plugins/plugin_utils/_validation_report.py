@@ -30,14 +30,17 @@ from datetime import datetime
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import (
+    CORDON_KINDS,
+    POLICIES,
+    SCHEMA,
+    STATUSES,
+)
 
-SCHEMA = "gpucluster.core/validation-result/v1"
-STATUSES = ("pass", "warn", "fail", "skip")
 VERDICTS = ("pass", "warn", "fail")
 CHECK_KINDS = ("passive", "active")
-POLICIES = ("report", "drain", "drain-and-stop")
-ACTIONS = ("drained", "resumed", "cordoned", "uncordoned", "none", "kept drained (admin)",
-           "would drain (report only)")
+ACTIONS = ("drained", "resumed", "none", "kept drained (admin)", "would drain (report only)",
+           "would resume (report only)")
 COUNT_ORDER = ("fail", "warn", "pass", "skip")
 _SEVERITY = {"fail": 0, "warn": 1, "skip": 2, "pass": 3}
 _MAX_PROBLEMS = 20
@@ -159,6 +162,7 @@ def _check_run(c: _Checker, run: Mapping[str, Any]) -> None:
             c.bad(where, kind, _one_of(CHECK_KINDS))
     c.field(run, "run", "policy", _member(POLICIES), _one_of(POLICIES))
     c.field(run, "run", "controller", _is_text, _TEXT)
+    c.field(run, "run", "kubernetes", _is_text, _TEXT, optional=True)
     c.field(run, "run", "baseline", _is_text_or_null, _TEXT_OR_NULL)
 
 
@@ -169,6 +173,11 @@ def _check_node(c: _Checker, path: str, node: Mapping[str, Any]) -> None:
         action = node["action"]
         c.field(action, path + ".action", "kind", _member(ACTIONS), _one_of(ACTIONS))
         c.field(action, path + ".action", "reason", _is_text_or_null, _TEXT_OR_NULL)
+    cordon = node.get("cordon")
+    if cordon is not None and c.field(node, path, "cordon", lambda v: isinstance(v, Mapping), "a mapping or null"):
+        c.field(cordon, path + ".cordon", "node", _is_text, _TEXT)
+        c.field(cordon, path + ".cordon", "kind", _member(CORDON_KINDS), _one_of(CORDON_KINDS))
+        c.field(cordon, path + ".cordon", "reason", _is_text_or_null, _TEXT_OR_NULL)
     seen: Dict[str, str] = {}
     for where, check in c.items(node, path, "checks"):
         if not c.mapping(where, check):
@@ -323,8 +332,13 @@ def _duration(started: str, finished: str) -> Optional[str]:
     return " ".join(parts + ["%d s" % (rest % 60)])
 
 
-def _action(action: Mapping[str, Any]) -> str:
-    return "%s (%s)" % (action["kind"], action["reason"]) if action.get("reason") else action["kind"]
+def _action(node: Mapping[str, Any]) -> str:
+    """Slurm's action and Kubernetes' where they did something, else Slurm's (``none``)."""
+    def text(action: Mapping[str, Any]) -> str:
+        return "%s (%s)" % (action["kind"], action["reason"]) if action.get("reason") else action["kind"]
+
+    taken = [node[key] for key in ("action", "cordon") if (node.get(key) or {}).get("kind", "none") != "none"]
+    return "; ".join(text(action) for action in taken) if taken else text(node["action"])
 
 
 def _note(pair: Mapping[str, Any]) -> str:
@@ -345,7 +359,8 @@ def _run_lines(run: Mapping[str, Any]) -> List[Tuple[str, str]]:
         ("Finished", run["finished"] + (" (%s)" % took if took else "")),
         ("Checks run", ", ".join(run["checks_run"]) or "none"),
         ("Policy", run["policy"]),
-        ("Controller", run["controller"]),
+        ("Slurm controller", run["controller"]),
+        ("Kubernetes", run.get("kubernetes") or "none"),
         ("Baseline", run["baseline"] or "none"),
     ]
 
@@ -435,7 +450,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         rows = []
         for node in nodes:
             cells = {c["check"]: _cell(c["status"], c["measured"], c.get("unit")) for c in node["checks"]}
-            rows.append([node["host"], _word(node["verdict"]), _action(node["action"])]
+            rows.append([node["host"], _word(node["verdict"]), _action(node)]
                         + [cells.get(name, "") for name in columns])
         lines.extend(_md_table(["Host", "Verdict", "Action"] + columns, rows))
     else:
@@ -753,7 +768,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
         rows = []
         for node in nodes:
             checks = {check["check"]: check for check in node["checks"]}
-            row = [(_h(node["host"]), "host"), _status_cell(node["verdict"]), (_h(_action(node["action"])), "action")]
+            row = [(_h(node["host"]), "host"), _status_cell(node["verdict"]), (_h(_action(node)), "action")]
             for name in columns:
                 check = checks.get(name)
                 if check is None:

@@ -5,6 +5,8 @@ adapters an ib_write_bw pair runs on (from real ibstat captures)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from ansible.errors import AnsibleFilterError
 
@@ -102,3 +104,56 @@ def test_bench_runs_judge_ib_write_bw_against_the_slower_nodes_fastest_port():
 
 def test_not_responding_is_wired():
     assert not_responding({"g1": {"flags": ["NOT_RESPONDING"]}, "g2": {"flags": []}}, ["g1", "g2"]) == ["g1"]
+
+
+# Kubernetes' view through the filters: node names from kubernetes_node_name, the document's
+# cordon per node beside Slurm's action, the summary and the report naming both.
+KUBE_MARK = "gpucluster.core/validation-cordon"
+KUBE_NODES = json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+    {"metadata": {"name": "gpu01.k8s.lan", "annotations": {}}, "spec": {}},
+    {"metadata": {"name": "gpu02", "annotations": {KUBE_MARK: "gpucluster-validation: gpu_count"}},
+     "spec": {"unschedulable": True}},
+    {"metadata": {"name": "gpu03"}, "spec": {"unschedulable": True}},
+]})
+SETTINGS = {"validation_policy": "drain", "validation_reason_prefix": "gpucluster-validation:",
+            "validation_baseline_tolerance": 0.1}
+
+
+def passive(status, check="gpu_count"):
+    return [{"check": check, "kind": "passive", "status": status, "measured": 8, "expected": 8, "unit": None,
+             "source": None, "message": "%s %s" % (check, status), "baseline": None}]
+
+
+def test_document_cordons_in_kubernetes_beside_slurms_drain():
+    view = FILTERS["validation_kubernetes_nodes"](
+        KUBE_NODES, {"gpu01": {"kubernetes_node_name": "gpu01.k8s.lan"}, "gpu02": {}, "gpu03": {}, "head": {}},
+        ["gpu01", "gpu02", "gpu03", "head"], KUBE_MARK)
+    assert sorted(view) == ["gpu01", "gpu02", "gpu03"]
+    slurm = FILTERS["validation_scontrol_nodes"]("NodeName=gpu01 State=IDLE\nNodeName=head State=IDLE\n")
+    doc = FILTERS["validation_document"](
+        {"id": "r1", "started": "2026-11-26T08:00:00Z", "finished": "2026-11-26T08:01:00Z", "checks_run": ["passive"],
+         "policy": "drain", "controller": "head", "baseline": None, "kubernetes": "cp1"},
+        {"gpu01": passive("fail", "xid"), "gpu02": passive("pass"), "gpu03": passive("fail"), "head": passive("pass")},
+        {}, [], [], slurm, SETTINGS, None, view)
+    by_host = {node["host"]: node for node in doc["nodes"]}
+    assert by_host["gpu01"]["action"] == {"kind": "drained", "reason": "gpucluster-validation: xid"}
+    assert by_host["gpu01"]["cordon"] == {"node": "gpu01.k8s.lan", "kind": "cordoned",
+                                          "reason": "gpucluster-validation: xid", "unmark": False}
+    assert by_host["gpu02"]["cordon"] == {"node": "gpu02", "kind": "uncordoned",
+                                          "reason": "gpucluster-validation: gpu_count", "unmark": True}
+    assert by_host["gpu03"]["cordon"]["kind"] == "kept cordoned (admin)"
+    assert by_host["head"]["cordon"] is None
+    summary = FILTERS["validation_report"](doc, "summary")
+    assert summary[1:] == ["gpu01 FAIL [drained; cordoned] - xid: xid fail", "gpu02 PASS [uncordoned]",
+                           "gpu03 FAIL [kept cordoned (admin)] - gpu_count: gpu_count fail"]
+    markdown = FILTERS["validation_report"](doc, "markdown")
+    assert "| gpu01 | FAIL | drained (gpucluster-validation: xid); cordoned (gpucluster-validation: xid) |" in markdown
+    assert "- Kubernetes: cp1\n" in markdown
+    html = FILTERS["validation_report"](doc, "html")
+    assert "kept cordoned (admin) (gpucluster-validation: gpu_count)" in html
+
+
+def test_kubernetes_nodes_bad_output_is_a_filter_error():
+    with pytest.raises(AnsibleFilterError) as exc:
+        FILTERS["validation_kubernetes_nodes"]("The connection to the server was refused", {}, ["cp1"], KUBE_MARK)
+    assert "kubectl get nodes: the output is not JSON" in str(exc.value)

@@ -173,6 +173,11 @@ def test_no_host():
      ["validation_recorded_outputs.nccl_all_reduce: must be an absolute path (got 'nccl.txt')"]),
     ({"validation_recorded_outputs": {"ib_write_bw": None}},
      ["validation_recorded_outputs.ib_write_bw: must be an absolute path (got None)"]),
+    ({"validation_kubeconfig": "admin.conf"}, ["validation_kubeconfig: must be an absolute path (got 'admin.conf')"]),
+    ({"validation_kubernetes_control_plane_group": "k8s control plane", "validation_slurm_compute_group": ""},
+     ["validation_slurm_compute_group: must be one word without blanks, quotes, #, \\, comma or = (got '')",
+      "validation_kubernetes_control_plane_group: must be one word without blanks, quotes, #, \\, comma or = "
+      "(got 'k8s control plane')"]),
 ], ids=str)
 def test_bad_play_input(play, messages):
     assert errors(play) == messages
@@ -321,7 +326,8 @@ def test_container_runtime_is_a_unit_name():
 # node_settings
 # ---------------------------------------------------------------------------
 
-SLURM_GROUPS = {"controller": "slurm_controller", "dbd": "slurm_dbd", "compute": "slurm_compute"}
+GROUPS = {"controller": "slurm_controller", "dbd": "slurm_dbd", "compute": "slurm_compute",
+          "kubernetes_control_plane": "k8s_control_plane", "kubernetes_worker": "k8s_workers"}
 NFS = [
     {"src": "master:/data/shared", "path": "/data/shared"},
     {"src": "filer01:/vol/datasets", "path": "/datasets", "server_external": True},
@@ -338,13 +344,19 @@ NFS = [
     ({"validation_container_runtime": ""}, "gpu1", ["slurm_compute"], True, ["munge", "slurmd"]),
     ({}, "gpu1", [], True, ["docker"]),
     ({}, "login1", ["login"], False, []),
+    # Kubernetes nodes run containerd and kubelet; a GPU worker also the container runtime
+    ({}, "cp1", ["k8s_control_plane"], False, ["containerd", "kubelet"]),
+    ({}, "gpu1", ["k8s_workers"], True, ["containerd", "kubelet", "docker"]),
+    ({"validation_container_runtime": "containerd"}, "gpu1", ["k8s_workers"], True, ["containerd", "kubelet"]),
+    ({}, "gpu1", ["k8s_control_plane", "k8s_workers", "slurm_compute"], True,
+     ["munge", "slurmd", "containerd", "kubelet", "docker"]),
     ({"validation_services": "auto"}, "gpu1", ["slurm_compute"], False, ["munge", "slurmd"]),
     # a list is taken as it is
     ({"validation_services": ["slurmd"]}, "gpu1", ["slurm_compute"], True, ["slurmd"]),
     ({"validation_services": []}, "gpu1", ["slurm_compute"], True, []),
 ])
 def test_services(values, host, groups, gpu_node, services):
-    assert node_settings(values, host, groups, gpu_node, SLURM_GROUPS)["validation_services"] == services
+    assert node_settings(values, host, groups, gpu_node, GROUPS)["validation_services"] == services
 
 
 @pytest.mark.parametrize("values, host, mounts", [
@@ -359,17 +371,17 @@ def test_services(values, host, groups, gpu_node, services):
      [{"path": "/scratch", "fstype": "lustre"}]),
 ])
 def test_mounts(values, host, mounts):
-    assert node_settings(values, host, ["slurm_compute"], True, SLURM_GROUPS)["validation_mounts"] == mounts
+    assert node_settings(values, host, ["slurm_compute"], True, GROUPS)["validation_mounts"] == mounts
 
 
 def test_node_settings_keeps_other_values_and_does_not_change_its_input():
     values = {"validation_gpu_count": 8, "nfs_mounts": NFS, "validation_services": "auto", "validation_mounts": "auto"}
-    out = node_settings(values, "gpu1", ["slurm_compute"], True, SLURM_GROUPS)
+    out = node_settings(values, "gpu1", ["slurm_compute"], True, GROUPS)
     assert out["validation_gpu_count"] == 8
     assert values["validation_services"] == "auto" and values["validation_mounts"] == "auto"
 
 
 def test_resolved_settings_pass_the_rules():
-    out = node_settings(dict(HOST, nfs_mounts=NFS), "gpu1", ["slurm_compute"], True, SLURM_GROUPS)
+    out = node_settings(dict(HOST, nfs_mounts=NFS), "gpu1", ["slurm_compute"], True, GROUPS)
     per_host = {"gpu1": {name: out[name] for name in HOST_NAMES}}
     assert validation_errors(per_host, PLAY) == []

@@ -23,6 +23,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._ibstat import par
 from ansible_collections.gpucluster.core.plugins.module_utils._nvidia_smi import parse_health_xml
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import (
+    CORDON_KINDS,
     DDP_MARKER,
     NVLINK_GBS,
     PCIE_X16_GBS,
@@ -30,6 +31,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     SCHEMA,
     blame,
     compare_baseline,
+    cordon_actions,
     dcgm_diag_result,
     ddp_result,
     document,
@@ -48,11 +50,13 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     node_expectations,
     not_responding,
     pairs,
+    parse_kubectl_nodes,
     parse_scontrol_nodes,
     remix,
     resumable,
     summary_lines,
 )
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_report import ACTIONS as REPORT_ACTIONS
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import read_fixture
 
 SLURM = "slurm"
@@ -694,6 +698,7 @@ ACTIONS = [
 @pytest.mark.parametrize("host, verdict, failing, policy, want", ACTIONS)
 def test_node_actions(host, verdict, failing, policy, want):
     assert node_actions({host: verdict}, {host: failing}, slurm_view(), policy, PREFIX) == {host: want}
+    assert want["kind"] in REPORT_ACTIONS  # the results document's schema takes it
 
 
 def test_node_actions_bad_policy():
@@ -701,6 +706,134 @@ def test_node_actions_bad_policy():
         node_actions({}, {}, {}, "drain-all", PREFIX)
     assert str(exc.value) == "validation_policy: 'drain-all' is not one of report, drain, drain-and-stop"
     assert POLICIES == ("report", "drain", "drain-and-stop")
+
+
+# ---------------------------------------------------------------------------
+# Kubernetes: parse_kubectl_nodes, cordon_actions
+# ---------------------------------------------------------------------------
+
+MARK = "gpucluster.core/validation-cordon"
+
+
+def kube_node(name, unschedulable=None, annotations=None):
+    """A Node as kubectl prints it, reduced to the fields read (spec.unschedulable is absent
+    on a schedulable node)."""
+    spec = {"podCIDR": "10.244.1.0/24"}
+    if unschedulable is not None:
+        spec["unschedulable"] = unschedulable
+    meta = {"name": name, "labels": {"kubernetes.io/hostname": name}}
+    if annotations is not None:
+        meta["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": spec}
+
+
+def kube_list(*nodes):
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": list(nodes), "metadata": {"resourceVersion": ""}})
+
+
+def kube_view():
+    """kdev1 schedulable; kdev2 cordoned by this validation; kdev3 cordoned by an admin; kdev4
+    uncordoned by hand after this validation cordoned it (the mark is stale)."""
+    text = kube_list(
+        kube_node("kdev1", annotations={"node.alpha.kubernetes.io/ttl": "0"}),
+        kube_node("kdev2", True, {MARK: "gpucluster-validation: xid"}),
+        kube_node("kdev3", True, {"kubeadm.alpha.kubernetes.io/cri-socket": "/run/containerd/containerd.sock"}),
+        kube_node("kdev4", False, {MARK: "gpucluster-validation: gpu_count"}),
+    )
+    return parse_kubectl_nodes(text, {h: h for h in ("kdev1", "kdev2", "kdev3", "kdev4")}, MARK)
+
+
+def test_parse_kubectl_nodes():
+    assert kube_view() == {
+        "kdev1": {"node": "kdev1", "unschedulable": False, "mark": None, "stale": False},
+        "kdev2": {"node": "kdev2", "unschedulable": True, "mark": "gpucluster-validation: xid", "stale": False},
+        "kdev3": {"node": "kdev3", "unschedulable": True, "mark": None, "stale": False},
+        "kdev4": {"node": "kdev4", "unschedulable": False, "mark": "gpucluster-validation: gpu_count", "stale": True},
+    }
+
+
+def test_parse_a_real_kubectl_capture():
+    """kubectl get nodes --output=json from molecule/kubernetes (v1.20.2): gpu01 cordoned by the
+    validation, gpu02 by an admin; then what the next run does with each."""
+    text = read_fixture("kubernetes", "kubectl-get-nodes-v1.20.2-cordons.json")
+    view = parse_kubectl_nodes(text, {"cp1": "cp1", "gpu01": "gpu01", "gpu02": "gpu02", "mirror": "mirror"}, MARK)
+    assert view == {
+        "cp1": {"node": "cp1", "unschedulable": False, "mark": None, "stale": False},
+        "gpu01": {"node": "gpu01", "unschedulable": True, "mark": "gpucluster-validation: gpu_count", "stale": False},
+        "gpu02": {"node": "gpu02", "unschedulable": True, "mark": None, "stale": False},
+    }
+    verdicts = {"cp1": "fail", "gpu01": "pass", "gpu02": "pass"}
+    assert cordon_actions(verdicts, {"cp1": ["services"]}, view, "drain", PREFIX) == {
+        "cp1": {"node": "cp1", "kind": "cordoned", "reason": "gpucluster-validation: services", "unmark": False},
+        "gpu01": {"node": "gpu01", "kind": "uncordoned", "reason": "gpucluster-validation: gpu_count", "unmark": True},
+        "gpu02": {"node": "gpu02", "kind": "kept cordoned (admin)", "reason": None, "unmark": False},
+    }
+
+
+def test_parse_kubectl_nodes_maps_inventory_names_and_leaves_out_unknown_hosts():
+    text = kube_list(kube_node("gpu01.cluster.lan", True, {MARK: "gpucluster-validation: xid"}), kube_node("cp1"))
+    assert parse_kubectl_nodes(text, {"gpu01": "gpu01.cluster.lan", "cp1": "cp1", "gpu02": "gpu02"}, MARK) == {
+        "gpu01": {"node": "gpu01.cluster.lan", "unschedulable": True, "mark": "gpucluster-validation: xid", "stale": False},
+        "cp1": {"node": "cp1", "unschedulable": False, "mark": None, "stale": False},
+    }
+    assert parse_kubectl_nodes(kube_list(), {"cp1": "cp1"}, MARK) == {}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("error: the server doesn't have a resource type \"nodes\"", "kubectl get nodes: the output is not JSON "
+     "(Expecting value: line 1 column 1 (char 0))"),
+    ('{"kind": "Node", "metadata": {"name": "cp1"}}', "kubectl get nodes: the output has no items list (a NodeList)"),
+    ("[]", "kubectl get nodes: the output has no items list (a NodeList)"),
+    ('{"items": [{"metadata": {"name": "cp1"}}, {"metadata": {}}]}', "kubectl get nodes: item 1 has no metadata.name"),
+    ('{"items": ["cp1"]}', "kubectl get nodes: item 0 has no metadata.name"),
+    ('{"items": [{"metadata": {"name": "cp1"}, "spec": {"unschedulable": "true"}}]}',
+     "kubectl get nodes: node cp1: spec.unschedulable is not true or false (got 'true')"),
+], ids=["text", "one-node", "list", "no-name", "string-item", "string-unschedulable"])
+def test_parse_kubectl_nodes_errors(text, message):
+    with pytest.raises(RuleError) as exc:
+        parse_kubectl_nodes(text, {"cp1": "cp1"}, MARK)
+    assert str(exc.value) == message
+
+
+CORDONS = [
+    ("kdev1", "fail", ["xid", "hca_ports"], "drain", "cordoned", "gpucluster-validation: xid,hca_ports", False),
+    ("kdev1", "fail", ["xid"], "drain-and-stop", "cordoned", "gpucluster-validation: xid", False),
+    ("kdev1", "fail", ["xid"], "report", "would cordon (report only)", "gpucluster-validation: xid", False),
+    ("kdev1", "fail", [], "drain", "cordoned", "gpucluster-validation: unknown", False),
+    ("kdev1", "pass", [], "drain", "none", None, False),
+    ("kdev1", "warn", [], "drain", "none", None, False),
+    # cordoned by us for the same checks: nothing to do; for others: the new reason
+    ("kdev2", "fail", ["xid"], "drain", "none", "gpucluster-validation: xid", False),
+    ("kdev2", "fail", ["gpu_count"], "drain", "cordoned", "gpucluster-validation: gpu_count", False),
+    ("kdev2", "pass", [], "drain", "uncordoned", "gpucluster-validation: xid", True),
+    ("kdev2", "warn", [], "drain-and-stop", "uncordoned", "gpucluster-validation: xid", True),
+    ("kdev2", "pass", [], "report", "would uncordon (report only)", "gpucluster-validation: xid", False),
+    # an admin's cordon is never touched
+    ("kdev3", "fail", ["xid"], "drain", "kept cordoned (admin)", "gpucluster-validation: xid", False),
+    ("kdev3", "pass", [], "drain", "kept cordoned (admin)", None, False),
+    # uncordoned by hand: cordoned again when it fails; its stale mark dropped when it passes
+    ("kdev4", "fail", ["xid"], "drain", "cordoned", "gpucluster-validation: xid", False),
+    ("kdev4", "pass", [], "drain", "none", None, True),
+    ("kdev4", "pass", [], "report", "none", None, False),
+]
+
+
+@pytest.mark.parametrize("host, verdict, failing, policy, kind, reason, unmark", CORDONS)
+def test_cordon_actions(host, verdict, failing, policy, kind, reason, unmark):
+    assert kind in CORDON_KINDS
+    assert cordon_actions({host: verdict}, {host: failing}, kube_view(), policy, PREFIX) == {
+        host: {"node": host, "kind": kind, "reason": reason, "unmark": unmark}}
+
+
+def test_cordon_actions_leave_out_nodes_kubernetes_does_not_know():
+    assert cordon_actions({"gpu9": "fail", "kdev1": "pass"}, {"gpu9": ["xid"]}, kube_view(), "drain", PREFIX) == {
+        "kdev1": {"node": "kdev1", "kind": "none", "reason": None, "unmark": False}}
+
+
+def test_cordon_actions_bad_policy():
+    with pytest.raises(RuleError) as exc:
+        cordon_actions({}, {}, {}, "cordon", PREFIX)
+    assert str(exc.value) == "validation_policy: 'cordon' is not one of report, drain, drain-and-stop"
 
 
 # ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_report as report
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import CORDON_KINDS
 
 SVG = "{http://www.w3.org/2000/svg}"
 NDR = "0.90 x 400 Gb/s NDR per GPU (ibstat)"
@@ -95,7 +96,8 @@ EMPTY_MD = """\
 - Finished: 2026-11-24T10:19:12Z (4 min 12 s)
 - Checks run: none
 - Policy: report
-- Controller: head01
+- Slurm controller: head01
+- Kubernetes: none
 - Baseline: none
 
 ## Nodes
@@ -122,7 +124,8 @@ ONE_NODE_MD = """\
 - Finished: 2026-11-24T11:16:05Z (1 h 1 min 5 s)
 - Checks run: passive
 - Policy: report
-- Controller: head01
+- Slurm controller: head01
+- Kubernetes: none
 - Baseline: none
 
 ## Nodes
@@ -503,7 +506,7 @@ def edit(change):
     return document
 
 
-ACTIONS = "drained, resumed, cordoned, uncordoned, none, kept drained (admin), would drain (report only)"
+ACTIONS = "drained, resumed, none, kept drained (admin), would drain (report only), would resume (report only)"
 VALUE = "a number, a string, a list of those or null"
 
 
@@ -545,6 +548,16 @@ VALUE = "a number, a string, a list of those or null"
                  "nodes[0].verdict is 'skip', expected one of pass, warn, fail", id="node-verdict"),
     pytest.param(edit(lambda d: d["nodes"][0]["action"].update(kind="evicted")),
                  "nodes[0].action.kind is 'evicted', expected one of " + ACTIONS, id="action-kind"),
+    pytest.param(edit(lambda d: d["nodes"][0].update(cordon={"node": "worker1", "kind": "drained", "reason": None})),
+                 "nodes[0].cordon.kind is 'drained', expected one of cordoned, uncordoned, none, kept cordoned (admin), "
+                 "would cordon (report only), would uncordon (report only)", id="cordon-kind"),
+    pytest.param(edit(lambda d: d["nodes"][0].update(cordon={"kind": "none", "reason": 3})),
+                 "nodes[0].cordon.node is missing; nodes[0].cordon.reason is 3, expected a string or null",
+                 id="cordon-fields"),
+    pytest.param(edit(lambda d: d["nodes"][0].update(cordon="cordoned")),
+                 "nodes[0].cordon is 'cordoned', expected a mapping or null", id="cordon-text"),
+    pytest.param(edit(lambda d: d["run"].update(kubernetes="")),
+                 "run.kubernetes is '', expected a non-empty string", id="run-kubernetes"),
     pytest.param(edit(lambda d: d["nodes"][0]["action"].pop("reason")), "nodes[0].action.reason is missing",
                  id="action-reason"),
     pytest.param(edit(lambda d: d["nodes"][0].update(action=None)), "nodes[0].action is None, expected a mapping",
@@ -610,3 +623,13 @@ def test_long_values_are_cut_and_at_most_twenty_problems_named():
 def test_good_documents_pass_the_check():
     for document in (doc(), BUSY_DOC, three_nodes()):
         assert report.validate_document(document) is None
+
+
+def test_every_action_kind_passes_the_check():
+    """Each kind node_actions and cordon_actions can return is of the schema (report only included)."""
+    for kind in report.ACTIONS:
+        assert report.validate_document(edit(lambda d: d["nodes"][0]["action"].update(kind=kind, reason="r"))) is None
+    for kind in CORDON_KINDS:
+        assert report.validate_document(edit(lambda d: d["nodes"][0].update(
+            cordon={"node": "worker1", "kind": kind, "reason": None, "unmark": False}))) is None
+    assert report.validate_document(edit(lambda d: d["nodes"][0].update(cordon=None))) is None

@@ -173,13 +173,18 @@ def _dcgm_diag(host: str, run: Mapping[str, Any]) -> Dict[str, Any]:
     return v.dcgm_diag_result(host, run["level"], parsed, None)
 
 
-def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
-    """The GPU job results (gpucluster-gpu-jobs' JSON), the dcgmi diag runs inside them, and the DDP
-    job's (the registered srun result with ``hosts`` added), whichever ran."""
+def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, Any]],
+          hardware: Optional[Mapping[str, Any]] = None) -> List[Dict[str, Any]]:
+    """The GPU job results (gpucluster-gpu-jobs' JSON), the dcgmi diag runs and GPU containers inside
+    them (against each node's GPUs in ``hardware``, the passive checks' read), and the DDP job's (the
+    registered srun result with ``hosts`` added), whichever ran."""
     out = v.gpu_jobs(gpu_report) if gpu_report else []
     for job in (gpu_report or {}).get("jobs", []):
         if job.get("dcgmi"):
             out.append(_dcgm_diag(job["host"], job["dcgmi"]))
+        if job.get("container"):
+            uuids = ((hardware or {}).get(job["host"]) or {}).get("gpu_uuids") or []
+            out.append(v.container_result(job["host"], job["container"], uuids))
     if ddp:
         out.append(v.ddp_result(ddp.get("stdout", ""), ddp.get("hosts", []), ddp.get("rc", 1), ddp.get("stderr", "")))
     return out

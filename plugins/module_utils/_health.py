@@ -533,7 +533,7 @@ def collect(run, read_file, settings, expected):
 
 def hardware(observed):
     # type: (Dict[str, Any]) -> Dict[str, Any]
-    """What the bandwidth expectations are derived from: the GPUs (count, names, architecture,
+    """What the bandwidth expectations are derived from: the GPUs (count, names, UUIDs, architecture,
     the highest PCIe generation) and the HCAs as read (None when not read)."""
     smi = observed.get("nvidia_smi") or {"gpus": []}
     gpus = smi["gpus"]
@@ -543,6 +543,7 @@ def hardware(observed):
     return {
         "gpu_count": len(gpus),
         "gpu_names": names,
+        "gpu_uuids": sorted(gpu["uuid"] for gpu in gpus if gpu.get("uuid")),
         "architecture": arches[0] if len(arches) == 1 else None,
         "pcie_max_gen": max(gens) if gens else None,
         "ibstat": observed.get("ibstat"),

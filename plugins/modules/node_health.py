@@ -115,16 +115,18 @@ checks:
       source: "Slurm (gres/gpu=8)"
       message: "7 GPUs answer nvidia-smi, 8 expected"
 hardware:
-  description: What bandwidth expectations are derived from.
+  description: What bandwidth expectations (and the GPU container check) are derived from.
   returned: always
   type: dict
   contains:
     gpu_count: {description: GPUs that answer nvidia-smi., type: int}
     gpu_names: {description: Their product names., type: list, elements: str}
+    gpu_uuids: {description: Their UUIDs (what a GPU container must see)., type: list, elements: str}
     architecture: {description: Their architecture (C(Hopper)) when they share one., type: str}
     pcie_max_gen: {description: The highest PCIe generation a GPU's link supports., type: int}
     ibstat: {description: "The HCAs as read (the ibstat_facts layout) when I(expected.hca) was given, else null.", type: dict}
-  sample: {gpu_count: 8, gpu_names: [Tesla V100S-PCIE-32GB], architecture: null, pcie_max_gen: 3, ibstat: null}
+  sample: {gpu_count: 1, gpu_names: [NVIDIA H100 80GB HBM3], gpu_uuids: [GPU-232c00c4-60d0-5fdb-a8f5-d8949845a9bb],
+           architecture: Hopper, pcie_max_gen: 5, ibstat: null}
 """
 
 import os

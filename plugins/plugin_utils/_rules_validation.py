@@ -33,6 +33,9 @@ HOST_NAMES = (
 CHECK_FAMILIES = ("passive", "active")
 _UNIT_RE = re.compile(r"^[A-Za-z0-9@._:-]+$")
 _PIP_ENV_RE = re.compile(r"^PIP_[A-Z0-9_]+$")
+# An image reference: [registry[:port]/]path[:tag][@digest], lower-case path components.
+_IMAGE_RE = re.compile(r"^(?:[A-Za-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
+                       r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$")
 _HCA_KEYS = ("rate_gbps", "link_layers", "ignore", "count", "source")
 _LINK_LAYERS = ("InfiniBand", "Ethernet")
 
@@ -150,6 +153,11 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
     errors.check("validation_job_timeout", int_range(play.get("validation_job_timeout"), 30, 86400))
     errors.check("validation_dcgm_diag_level", int_range(play.get("validation_dcgm_diag_level", 1), 0, 4))
     errors.check("validation_dcgmi_path", token(play.get("validation_dcgmi_path", "dcgmi")))
+    errors.check("validation_docker_path", token(play.get("validation_docker_path", "docker")))
+    image = play.get("validation_gpu_container_image", "")
+    if image != "" and (not isinstance(image, str) or not _IMAGE_RE.match(image)):
+        errors.add("validation_gpu_container_image", "must be an image reference such as ubuntu:24.04 or "
+                   "registry.example.com/cuda:12.4.1-base-ubuntu22.04@sha256:..., or empty (got %r)" % (image,))
     errors.check("validation_ddp_venv", abs_path(play.get("validation_ddp_venv")))
     pip_env = play.get("validation_ddp_pip_env") or {}
     if not isinstance(pip_env, Mapping):

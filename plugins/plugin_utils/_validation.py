@@ -646,6 +646,50 @@ def dcgm_diag_result(host: str, level: int, parsed: Optional[Mapping[str, Any]],
     return dict(result, status=parsed["overall"], message=message)
 
 
+def _tail(text: Optional[str], limit: int = 400) -> str:
+    """The end of a program's output on one line (what names the cause)."""
+    return " ".join((text or "").split())[-limit:] or "no output"
+
+
+def container_result(host: str, run: Mapping[str, Any], node_uuids: Sequence[str]) -> Dict[str, Any]:
+    """A node's GPU container (``docker run --gpus all IMAGE nvidia-smi -q -x`` inside its GPU job,
+    gpucluster-gpu-jobs' ``container``: image, path, pull_rc, rc, uuids, output) judged against the
+    GPUs the node itself showed (``node_uuids``, its passive checks' read).
+
+    No docker on the node: skip. The image could not be pulled: warn (the site's registry or
+    ``validation_gpu_container_image``, not the node). The container failed, listed no GPU, or
+    saw other GPUs than the node's: fail.
+    """
+    image = run.get("image") or ""
+    want = sorted(node_uuids)
+    result: Dict[str, Any] = {"check": "gpu_container", "hosts": [host], "measured": None,
+                              "expected": len(want) or None, "unit": "GPUs",
+                              "source": "docker run --gpus all %s nvidia-smi" % image, "series": []}
+    if not run.get("path"):
+        return dict(result, status="skip", message="docker is not installed on the node")
+    if run.get("pull_rc") not in (None, 0):
+        return dict(result, status="warn", message="could not pull %s (exit %s): %s; set validation_gpu_container_image "
+                    "to an image the nodes can pull" % (image, run["pull_rc"], _tail(run.get("output"))))
+    if run.get("rc") != 0:
+        return dict(result, status="fail", message="the container exited %s: %s" % (run.get("rc"), _tail(run.get("output"))))
+    seen = run.get("uuids")
+    if seen is None:
+        return dict(result, status="fail", message="nvidia-smi in the container printed no GPU list: %s"
+                    % _tail(run.get("output")))
+    seen = sorted(seen)
+    result["measured"] = len(seen)
+    if not want:
+        return dict(result, status="pass" if seen else "fail",
+                    message="the container saw %d GPUs (the node's own were not read)" % len(seen))
+    if seen == want:
+        return dict(result, status="pass", message="the container saw the node's %d GPUs" % len(want))
+    missing = [u for u in want if u not in seen]
+    extra = [u for u in seen if u not in want]
+    parts = (["missing %s" % ", ".join(missing)] if missing else []) + (["not the node's: %s" % ", ".join(extra)] if extra else [])
+    return dict(result, status="fail", message="the container saw %d GPUs, the node has %d: %s"
+                % (len(seen), len(want), "; ".join(parts)))
+
+
 def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> Dict[str, Any]:
     """The DDP smoke test's job result from rank 0's ``GPUCLUSTER-DDP-RESULT {json}`` line."""
     base: Dict[str, Any] = {"check": "ddp_smoke", "hosts": list(hosts), "unit": None,

@@ -3,7 +3,7 @@
 """Run one Slurm GPU job on each node at once and report, as JSON, what each job saw.
 
     gpucluster-gpu-jobs [--timeout SECONDS] [--srun srun] [--dcgm-diag LEVEL [--dcgmi dcgmi]]
-                        NODE=GPUS [NODE=GPUS ...]
+                        [--container-image IMAGE [--docker docker]] NODE=GPUS [NODE=GPUS ...]
 
 Each job asks for the node's GPUs (``srun -w NODE --gres=gpu:GPUS``) and reports how many
 GPUs CUDA_VISIBLE_DEVICES lists and how many /dev/nvidiaN devices its devices cgroup lets it
@@ -44,6 +44,36 @@ if level:
             report['dcgmi'].update(rc=proc.returncode, output=proc.stdout)
         except OSError as exc:
             report['dcgmi'].update(rc=127, output=str(exc))
+image, docker = sys.argv[3], shutil.which(sys.argv[4])
+if image:
+    box = report['container'] = {'image': image, 'path': docker, 'pull_rc': None, 'rc': None, 'uuids': None,
+                                 'output': None}
+
+    def run(argv, timeout):
+        try:
+            proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                                  timeout=timeout, check=False)
+            return proc.returncode, proc.stdout
+        except subprocess.TimeoutExpired as exc:
+            return 'timeout after %ds' % timeout, exc.output or ''
+        except OSError as exc:
+            return 127, str(exc)
+
+    if docker:
+        if run([docker, 'image', 'inspect', '--format', '{{.Id}}', image], 60)[0] != 0:
+            box['pull_rc'], box['output'] = run([docker, 'pull', '--quiet', image], 600)
+        if box['pull_rc'] in (None, 0):
+            box['rc'], out = run([docker, 'run', '--rm', '--gpus', 'all', '--network', 'none', image,
+                                  'nvidia-smi', '-q', '-x'], 300)
+            box['output'] = out[-1500:]
+            if box['rc'] == 0:
+                import xml.etree.ElementTree as ET
+                try:
+                    root = ET.fromstring(out[out.find('<'):] if '<' in out else out)
+                    box['uuids'] = [(node.text or '').strip() for node in root.findall('gpu/uuid')]
+                    box['output'] = None
+                except ET.ParseError:
+                    pass
 print('GPUCLUSTER-GPU-JOB ' + json.dumps(report))
 """
 
@@ -55,6 +85,8 @@ def main():
     parser.add_argument("--dcgm-diag", type=int, default=0, choices=range(0, 5), metavar="LEVEL",
                         help="dcgmi diag's run level in each job (0: none)")
     parser.add_argument("--dcgmi", default="dcgmi", help="dcgmi's name or path on the nodes")
+    parser.add_argument("--container-image", default="", help="docker run --gpus all this image in each job")
+    parser.add_argument("--docker", default="docker", help="docker's name or path on the nodes")
     parser.add_argument("nodes", nargs="+", metavar="NODE=GPUS")
     args = parser.parse_args()
     jobs = []
@@ -64,7 +96,8 @@ def main():
             parser.error("%r is not NODE=GPUS with GPUS >= 1" % spec)
         argv = [args.srun, "--immediate=60", "--nodes=1", "--ntasks=1", "--nodelist=" + node,
                 "--gres=gpu:%d" % int(gpus), "--time=%d" % max(1, args.timeout // 60),
-                "--job-name=gpucluster-validation", "python3", "-c", PROBE, str(args.dcgm_diag), args.dcgmi]
+                "--job-name=gpucluster-validation", "python3", "-c", PROBE, str(args.dcgm_diag), args.dcgmi,
+                args.container_image, args.docker]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         jobs.append((node, int(gpus), proc))
     deadline = time.time() + args.timeout

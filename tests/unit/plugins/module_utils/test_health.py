@@ -1068,23 +1068,28 @@ def test_collect_hca_from_sysfs(tmp_path):
 # hardware
 # ---------------------------------------------------------------------------
 
+V100_UUIDS = sorted(gpu["uuid"] for gpu in smi(V100)["gpus"])
+
+
 @pytest.mark.parametrize("observed, want", [
     ({"nvidia_smi": smi(H100)},
-     {"gpu_count": 1, "gpu_names": ["NVIDIA H100 80GB HBM3"], "architecture": "Hopper", "pcie_max_gen": 5,
-      "ibstat": None}),
+     {"gpu_count": 1, "gpu_names": ["NVIDIA H100 80GB HBM3"], "gpu_uuids": ["GPU-232c00c4-60d0-5fdb-a8f5-d8949845a9bb"],
+      "architecture": "Hopper", "pcie_max_gen": 5, "ibstat": None}),
     ({"nvidia_smi": smi(V100), "ibstat": ibstat(IB_AZURE)},
-     {"gpu_count": 8, "gpu_names": ["Tesla V100S-PCIE-32GB"], "architecture": None, "pcie_max_gen": 3,
-      "ibstat": ibstat(IB_AZURE)}),
+     {"gpu_count": 8, "gpu_names": ["Tesla V100S-PCIE-32GB"], "gpu_uuids": V100_UUIDS, "architecture": None,
+      "pcie_max_gen": 3, "ibstat": ibstat(IB_AZURE)}),
     ({"nvidia_smi": None, "nvidia_smi_error": "rc=9: x"},
-     {"gpu_count": 0, "gpu_names": [], "architecture": None, "pcie_max_gen": None, "ibstat": None}),
-    ({}, {"gpu_count": 0, "gpu_names": [], "architecture": None, "pcie_max_gen": None, "ibstat": None}),
+     {"gpu_count": 0, "gpu_names": [], "gpu_uuids": [], "architecture": None, "pcie_max_gen": None, "ibstat": None}),
+    ({}, {"gpu_count": 0, "gpu_names": [], "gpu_uuids": [], "architecture": None, "pcie_max_gen": None, "ibstat": None}),
     # two architectures on one node (GPUs of two real captures): none is reported
     ({"nvidia_smi": {"gpus": smi(A5000)["gpus"] + smi(H100)["gpus"]}},
-     {"gpu_count": 3, "gpu_names": ["NVIDIA H100 80GB HBM3", "NVIDIA RTX A5000"], "architecture": None,
+     {"gpu_count": 3, "gpu_names": ["NVIDIA H100 80GB HBM3", "NVIDIA RTX A5000"],
+      "gpu_uuids": sorted(gpu["uuid"] for gpu in smi(A5000)["gpus"] + smi(H100)["gpus"]), "architecture": None,
       "pcie_max_gen": 5, "ibstat": None}),
 ])
 def test_hardware(observed, want):
     assert hardware(observed) == want
+    assert len(want["gpu_uuids"]) == want["gpu_count"]  # every capture here has one UUID per GPU
 
 
 # ---------------------------------------------------------------------------

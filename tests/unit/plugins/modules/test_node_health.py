@@ -141,8 +141,8 @@ def test_nvidia_smi_fails(bins):
     assert result["checks"][0]["message"] == (
         "nvidia-smi did not answer: rc=9: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
         "driver. Make sure that the latest NVIDIA driver is installed and running.")
-    assert result["hardware"] == {"gpu_count": 0, "gpu_names": [], "architecture": None, "pcie_max_gen": None,
-                                  "ibstat": None}
+    assert result["hardware"] == {"gpu_count": 0, "gpu_names": [], "gpu_uuids": [], "architecture": None,
+                                  "pcie_max_gen": None, "ibstat": None}
 
 
 def test_programs_not_found(bins):

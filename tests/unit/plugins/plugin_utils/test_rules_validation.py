@@ -72,6 +72,10 @@ def test_names():
     ({"validation_ddp_nodes": 1024, "validation_ddp_steps": 10, "validation_ddp_port": 1024,
       "validation_job_timeout": 86400}, {}),
     ({"validation_nccl_tests_dir": "/opt/nccl-tests/build"}, {}),
+    ({"validation_gpu_container_image": ""}, {}),
+    ({"validation_gpu_container_image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"}, {}),
+    ({"validation_gpu_container_image": "registry.lab:5000/team/cuda-base@sha256:" + "0" * 64}, {}),
+    ({"validation_gpu_container_image": "ubuntu"}, {}),
     ({"validation_perftest_path": "/usr/bin/ib_write_bw"}, {}),
     ({"validation_recorded_outputs": {"nccl_all_reduce": "/srv/validation/nccl-all_reduce_perf.txt",
                                       "ib_write_bw": "/srv/validation/ib_write_bw.txt"}}, {}),
@@ -174,6 +178,17 @@ def test_no_host():
     ({"validation_recorded_outputs": {"ib_write_bw": None}},
      ["validation_recorded_outputs.ib_write_bw: must be an absolute path (got None)"]),
     ({"validation_kubeconfig": "admin.conf"}, ["validation_kubeconfig: must be an absolute path (got 'admin.conf')"]),
+    ({"validation_gpu_container_image": "Ubuntu:24.04"},
+     ["validation_gpu_container_image: must be an image reference such as ubuntu:24.04 or "
+      "registry.example.com/cuda:12.4.1-base-ubuntu22.04@sha256:..., or empty (got 'Ubuntu:24.04')"]),
+    ({"validation_gpu_container_image": "ubuntu:24.04 --privileged"},
+     ["validation_gpu_container_image: must be an image reference such as ubuntu:24.04 or "
+      "registry.example.com/cuda:12.4.1-base-ubuntu22.04@sha256:..., or empty (got 'ubuntu:24.04 --privileged')"]),
+    ({"validation_gpu_container_image": None},
+     ["validation_gpu_container_image: must be an image reference such as ubuntu:24.04 or "
+      "registry.example.com/cuda:12.4.1-base-ubuntu22.04@sha256:..., or empty (got None)"]),
+    ({"validation_docker_path": "sudo docker"},
+     ["validation_docker_path: must be one word without blanks, quotes, #, \\, comma or = (got 'sudo docker')"]),
     ({"validation_kubernetes_control_plane_group": "k8s control plane", "validation_slurm_compute_group": ""},
      ["validation_slurm_compute_group: must be one word without blanks, quotes, #, \\, comma or = (got '')",
       "validation_kubernetes_control_plane_group: must be one word without blanks, quotes, #, \\, comma or = "

@@ -31,6 +31,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     SCHEMA,
     blame,
     compare_baseline,
+    container_result,
     cordon_actions,
     dcgm_diag_result,
     ddp_result,
@@ -834,6 +835,54 @@ def test_cordon_actions_bad_policy():
     with pytest.raises(RuleError) as exc:
         cordon_actions({}, {}, {}, "cordon", PREFIX)
     assert str(exc.value) == "validation_policy: 'cordon' is not one of report, drain, drain-and-stop"
+
+
+# ---------------------------------------------------------------------------
+# container_result
+# ---------------------------------------------------------------------------
+
+def v100_uuids():
+    return sorted(gpu["uuid"] for gpu in smi(*V100)["gpus"])
+
+
+def box(**changes):
+    run = {"image": "registry.lab:5000/cuda:12.4.1-base", "path": "/usr/bin/docker", "pull_rc": None, "rc": 0,
+           "uuids": v100_uuids(), "output": None}
+    run.update(changes)
+    return run
+
+
+@pytest.mark.parametrize("run, node, status, measured, message", [
+    (box(), "v100", "pass", 8, "the container saw the node's 8 GPUs"),
+    (box(uuids=list(reversed(v100_uuids()))), "v100", "pass", 8, "the container saw the node's 8 GPUs"),
+    (box(path=None, rc=None, uuids=None), "v100", "skip", None, "docker is not installed on the node"),
+    (box(pull_rc="timeout after 600s", rc=None, uuids=None, output="Pulling from library/ubuntu"), "v100", "warn", None,
+     "could not pull registry.lab:5000/cuda:12.4.1-base (exit timeout after 600s): Pulling from library/ubuntu; set "
+     "validation_gpu_container_image to an image the nodes can pull"),
+    (box(rc=125, uuids=None, output="docker: Error response from daemon: could not select device driver \"\" with "
+                                    "capabilities: [[gpu]].\n"), "v100", "fail", None,
+     "the container exited 125: docker: Error response from daemon: could not select device driver \"\" with "
+     "capabilities: [[gpu]]."),
+    (box(uuids=None, output="NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."), "v100",
+     "fail", None, "nvidia-smi in the container printed no GPU list: NVIDIA-SMI has failed because it couldn't "
+                   "communicate with the NVIDIA driver."),
+    (box(uuids=v100_uuids()[1:]), "v100", "fail", 7, "the container saw 7 GPUs, the node has 8: missing "
+     + v100_uuids()[0]),
+    (box(uuids=v100_uuids()[:1] + ["GPU-232c00c4-60d0-5fdb-a8f5-d8949845a9bb"]), "v100", "fail", 2,
+     "the container saw 2 GPUs, the node has 8: missing %s; not the node's: GPU-232c00c4-60d0-5fdb-a8f5-d8949845a9bb"
+     % ", ".join(v100_uuids()[1:])),
+    # the node's own GPUs not read (its passive checks did not run): any GPU passes, none fails
+    (box(), "none", "pass", 8, "the container saw 8 GPUs (the node's own were not read)"),
+    (box(uuids=[]), "none", "fail", 0, "the container saw 0 GPUs (the node's own were not read)"),
+], ids=["same", "any-order", "no-docker", "pull-timeout", "no-runtime", "not-xml", "one-missing", "other-gpu",
+        "unknown-node", "unknown-node-none"])
+def test_container_result(run, node, status, measured, message):
+    want = v100_uuids() if node == "v100" else []
+    result = container_result("gpu1", run, want)
+    assert (result["status"], result["measured"], result["message"]) == (status, measured, message)
+    assert (result["check"], result["hosts"], result["unit"], result["source"]) == (
+        "gpu_container", ["gpu1"], "GPUs", "docker run --gpus all registry.lab:5000/cuda:12.4.1-base nvidia-smi")
+    assert result["expected"] == (8 if node == "v100" else None)
 
 
 # ---------------------------------------------------------------------------

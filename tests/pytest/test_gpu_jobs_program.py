@@ -47,8 +47,8 @@ esac
 def run_jobs(tmp_path: Path, *flags: str, image: str = "ubuntu:24.04") -> dict:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    for name, text in (("srun", SRUN), ("docker", DOCKER % {"dir": tmp_path, "log": tmp_path / "docker.log",
-                                                              "capture": CAPTURE})):
+    docker = DOCKER % {"dir": tmp_path, "log": tmp_path / "docker.log", "capture": CAPTURE}
+    for name, text in (("srun", SRUN), ("docker", docker)):
         (bin_dir / name).write_text(text, encoding="utf-8")
         (bin_dir / name).chmod(0o755)
     for flag in flags:

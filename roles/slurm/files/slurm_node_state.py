@@ -101,12 +101,14 @@ def main():
     env_file = req.get("env_file")
     if env_file:
         out["slurmd_options"] = None
+        out["env_file_text"] = None
         try:
             with open(env_file) as handle:
-                for line in handle:
-                    if line.startswith("SLURMD_OPTIONS="):
-                        out["slurmd_options"] = line.rstrip("\n")
-        except OSError:
+                out["env_file_text"] = handle.read()
+            for line in out["env_file_text"].splitlines():
+                if line.startswith("SLURMD_OPTIONS="):
+                    out["slurmd_options"] = line
+        except (OSError, UnicodeDecodeError):
             pass
     # Where gpucluster.core.nvidia_smi_facts looks too.
     out["nvidia_smi"] = any(shutil.which("nvidia-smi", path=p) for p in (

@@ -336,6 +336,11 @@ def fabric_rounds(first: Sequence[Mapping[str, Any]], second: Sequence[Mapping[s
 # Drain and resume
 # ---------------------------------------------------------------------------
 
+def _check_policy(policy: str) -> None:
+    if policy not in POLICIES:
+        raise RuleError("validation_policy: %r is not one of %s" % (policy, ", ".join(POLICIES)))
+
+
 def resumable(hosts: Sequence[str], health: Mapping[str, Optional[Mapping[str, Any]]],
               slurm: Mapping[str, Mapping[str, Any]], prefix: str) -> List[str]:
     """Nodes this validation drained (reason starts with ``prefix``) whose passive checks do not
@@ -360,8 +365,7 @@ def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str
     what it would do. Nodes Slurm does not know get nothing. ``resumed_early``: the nodes
     resumed before the active checks (see resumable), drained again if they failed them.
     """
-    if policy not in POLICIES:
-        raise RuleError("validation_policy: %r is not one of %s" % (policy, ", ".join(POLICIES)))
+    _check_policy(policy)
     out: Dict[str, Dict[str, Any]] = {}
     for host, verdict in verdicts.items():
         node = slurm.get(host)
@@ -449,8 +453,7 @@ def cordon_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[s
     never touched. Cordoning keeps the pods that run (as Slurm's drain keeps its jobs) and stops
     new ones. ``report`` only says what it would do. ``unmark``: the mark is to be removed.
     """
-    if policy not in POLICIES:
-        raise RuleError("validation_policy: %r is not one of %s" % (policy, ", ".join(POLICIES)))
+    _check_policy(policy)
     out: Dict[str, Dict[str, Any]] = {}
     for host, verdict in verdicts.items():
         node = kubernetes.get(host)

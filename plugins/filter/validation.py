@@ -89,8 +89,8 @@ def _bench_runs(runs: Sequence[Mapping[str, Any]], check: str, hardware: Mapping
     out = []
     for run in runs:
         if run.get("rc") != 0:
-            tail = " ".join(((run.get("stderr") or "") + " " + (run.get("stdout") or "")).split())[-600:]
-            out.append(v.judge(check, run["item"], None, None, errors="exited %s: %s" % (run.get("rc"), tail or "no output")))
+            tail = v.output_tail((run.get("stderr") or "") + " " + (run.get("stdout") or ""))
+            out.append(v.judge(check, run["item"], None, None, errors="exited %s: %s" % (run.get("rc"), tail)))
         else:
             out.append(_bench(run["stdout"], check, run["item"], hardware, settings))
     return out

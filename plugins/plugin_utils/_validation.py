@@ -649,9 +649,9 @@ def dcgm_diag_result(host: str, level: int, parsed: Optional[Mapping[str, Any]],
     return dict(result, status=parsed["overall"], message=message)
 
 
-def _tail(text: Optional[str], limit: int = 400) -> str:
-    """The end of a program's output on one line (what names the cause)."""
-    return " ".join((text or "").split())[-limit:] or "no output"
+def output_tail(text: Optional[str], limit: int = 600, empty: str = "no output") -> str:
+    """The end of a program's output on one line (what names the cause), ``empty`` when it printed nothing."""
+    return " ".join((text or "").split())[-limit:] or empty
 
 
 def container_result(host: str, run: Mapping[str, Any], node_uuids: Sequence[str]) -> Dict[str, Any]:
@@ -672,13 +672,13 @@ def container_result(host: str, run: Mapping[str, Any], node_uuids: Sequence[str
         return dict(result, status="skip", message="docker is not installed on the node")
     if run.get("pull_rc") not in (None, 0):
         return dict(result, status="warn", message="could not pull %s (exit %s): %s; set validation_gpu_container_image "
-                    "to an image the nodes can pull" % (image, run["pull_rc"], _tail(run.get("output"))))
+                    "to an image the nodes can pull" % (image, run["pull_rc"], output_tail(run.get("output"), 400)))
     if run.get("rc") != 0:
-        return dict(result, status="fail", message="the container exited %s: %s" % (run.get("rc"), _tail(run.get("output"))))
+        return dict(result, status="fail", message="the container exited %s: %s" % (run.get("rc"), output_tail(run.get("output"), 400)))
     seen = run.get("uuids")
     if seen is None:
         return dict(result, status="fail", message="nvidia-smi in the container printed no GPU list: %s"
-                    % _tail(run.get("output")))
+                    % output_tail(run.get("output"), 400))
     seen = sorted(seen)
     result["measured"] = len(seen)
     if not want:
@@ -703,9 +703,9 @@ def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> 
         # The script's own one-line errors name the cause; a launcher's summary (torchrun's
         # ChildFailedError banner, srun's exit codes) printed after them does not.
         own = list(dict.fromkeys(line.strip() for line in (stderr or "").splitlines() if line.startswith(DDP_PROG)))
-        tail = " ".join((" ".join(own) if own else (stderr or "") + " " + (stdout or "")).split())[-600:]
+        tail = output_tail(" ".join(own) if own else (stderr or "") + " " + (stdout or ""))
         return dict(base, status="fail", measured=None,
-                    message="the job printed %d result lines (rc=%s): %s" % (len(lines), rc, tail or "no output"))
+                    message="the job printed %d result lines (rc=%s): %s" % (len(lines), rc, tail))
     try:
         result = json.loads(lines[0][len(DDP_MARKER):])
     except ValueError as exc:
@@ -713,8 +713,7 @@ def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> 
     status = "pass" if result.get("status") == "pass" and rc == 0 else "fail"
     message = result.get("message") or ""
     if result.get("status") == "pass" and rc != 0:
-        tail = " ".join((stderr or "").split())[-600:]
-        message = "rank 0 passed, but the job exited %s: %s" % (rc, tail or "no error output")
+        message = "rank 0 passed, but the job exited %s: %s" % (rc, output_tail(stderr, empty="no error output"))
 
     def number(key: str) -> float:
         value = result.get(key)

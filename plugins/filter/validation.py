@@ -8,8 +8,8 @@ the jobs), validation_bench_runs and validation_bench_recorded (benchmark output
 validation_ib_pair_args (an ib_write_bw pair's adapters), validation_fabric_remix and
 validation_fabric_rounds (slow pairs re-mixed, the node at fault found), validation_jobs (the GPU
 jobs and the DDP smoke test judged),
-validation_document (the run's results with the node actions) and validation_report (Markdown
-or HTML).
+validation_document (the run's results with the node actions), validation_failed_actions (the
+drains, resumes, cordons and uncordons that failed) and validation_report (Markdown or HTML).
 
 Documented in the .yml files of the same names beside this file; the logic lives in
 plugins/plugin_utils/_validation.py, _rules_validation.py and _validation_report.py."""
@@ -254,4 +254,5 @@ class FilterModule:
             "validation_document": as_filter("validation_document", _document),
             "validation_report": as_filter("validation_report", _report),
             "validation_checks_by_name": as_filter("validation_checks_by_name", _checks_by_name),
+            "validation_failed_actions": as_filter("validation_failed_actions", v.failed_actions),
         }

@@ -654,6 +654,22 @@ def output_tail(text: Optional[str], limit: int = 600, empty: str = "no output")
     return " ".join((text or "").split())[-limit:] or empty
 
 
+def failed_actions(actions: Mapping[str, Any]) -> List[str]:
+    """The node actions that failed, ``<action> <host>: <the end of the command's error>``, from the
+    registered loop results of the action tasks by action name (``{"drain": result, ...}``), in
+    that order. Each loop item is a node of the results document (``host``). A task that did not
+    run (skipped, no item) contributes nothing."""
+    failures = []
+    for action, result in actions.items():
+        for item in (result or {}).get("results") or []:
+            if item.get("skipped") or not (item.get("failed") or item.get("rc") not in (None, 0)):
+                continue
+            host = (item.get("item") or {}).get("host", "?")
+            why = output_tail(item.get("stderr") or item.get("msg"), 300, "no message")
+            failures.append("%s %s: %s" % (action, host, why))
+    return failures
+
+
 def container_result(host: str, run: Mapping[str, Any], node_uuids: Sequence[str]) -> Dict[str, Any]:
     """A node's GPU container (``docker run --gpus all IMAGE nvidia-smi -q -x`` inside its GPU job,
     gpucluster-gpu-jobs' ``container``: image, path, pull_rc, rc, uuids, output) judged against the

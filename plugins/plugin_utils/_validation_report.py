@@ -160,6 +160,14 @@ def _check_run(c: _Checker, run: Mapping[str, Any]) -> None:
     for where, kind in c.items(run, "run", "checks_run"):
         if not _member(CHECK_KINDS)(kind):
             c.bad(where, kind, _one_of(CHECK_KINDS))
+    # The kinds asked for that could not run, each with why (active checks without a Slurm controller).
+    if c.field(run, "run", "checks_not_run", lambda v: isinstance(v, Mapping), "a mapping", optional=True):
+        for kind, why in (run.get("checks_not_run") or {}).items():
+            where = "run.checks_not_run.%s" % kind
+            if not _member(CHECK_KINDS)(kind):
+                c.bad(where, kind, _one_of(CHECK_KINDS))
+            elif not _is_text(why):
+                c.bad(where, why, _TEXT)
     c.field(run, "run", "policy", _member(POLICIES), _one_of(POLICIES))
     c.field(run, "run", "controller", _is_text, _TEXT)
     c.field(run, "run", "kubernetes", _is_text, _TEXT, optional=True)
@@ -358,6 +366,9 @@ def _run_lines(run: Mapping[str, Any]) -> List[Tuple[str, str]]:
         ("Started", run["started"]),
         ("Finished", run["finished"] + (" (%s)" % took if took else "")),
         ("Checks run", ", ".join(run["checks_run"]) or "none"),
+    ] + [
+        ("Not run", "%s: %s" % (kind, why)) for kind, why in (run.get("checks_not_run") or {}).items()
+    ] + [
         ("Policy", run["policy"]),
         ("Slurm controller", run["controller"]),
         ("Kubernetes", run.get("kubernetes") or "none"),

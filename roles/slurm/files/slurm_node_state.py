@@ -1,6 +1,7 @@
 # Reads, in one call, everything the slurm role compares on a node: installed packages,
 # the Slurm version, the munge key, services, directories, the checksums of the files the
-# role writes, the node lines of slurm.conf and gres.conf, slurmd -C, the SLURMD_OPTIONS line
+# role writes, the node lines of slurm.conf and gres.conf, the settings of slurm.conf only a
+# restart reads, slurmd -C, the SLURMD_OPTIONS line
 # and the firewall's open ports.
 # Run by tasks/state.yml as `python3 - REQUEST_JSON` (the script on stdin); prints JSON.
 # Python 3.6 syntax: it runs on the managed node. Read-only.
@@ -85,8 +86,11 @@ def main():
             with open(path, "rb") as handle:
                 out["paths"][path] = owner(st) + " " + hashlib.sha1(handle.read()).hexdigest()
     # The node, partition and GPU lines the scheduler runs with: kept for nodes not in the run.
+    # The settings only a restart reads (before Slurm 23.11), compared with the new ones.
+    restart = tuple(key + "=" for key in req.get("restart_keys", []))
     for key, name, starts in (("node_lines", "slurm_conf", ("NodeName=", "PartitionName=")),
-                              ("gres_lines", "gres_conf", ("NodeName=",))):
+                              ("gres_lines", "gres_conf", ("NodeName=",)),
+                              ("restart_lines", "slurm_conf", restart)):
         path = req.get(name)
         if path:
             out[key] = []

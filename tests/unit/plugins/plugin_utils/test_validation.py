@@ -38,6 +38,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     document,
     drained,
     fabric_rounds,
+    failed_actions,
     failing_checks,
     gpu_jobs,
     fastest_active_port,
@@ -1262,3 +1263,32 @@ def test_resumed_early_is_drained_again_when_it_fails():
                        "gpu1": {"kind": "none", "reason": None}}
     actions = node_actions({"gpu3": "warn"}, {}, SLURM_MIXED, "drain", "gpucluster-validation:", resumed_early=["gpu3"])
     assert actions == {"gpu3": {"kind": "resumed", "reason": "gpucluster-validation: gpu_count [root@2026-11-24T10:00:00]"}}
+
+
+# ---------------------------------------------------------------------------
+# failed_actions: the node actions (drain, resume, cordon, uncordon) that failed
+# ---------------------------------------------------------------------------
+
+def _item(host, rc=0, stderr="", **extra):
+    return dict({"item": {"host": host, "action": {"kind": "drained"}}, "rc": rc, "stderr": stderr,
+                 "failed": False, "changed": True}, **extra)
+
+
+@pytest.mark.parametrize("actions, want", [
+    pytest.param({}, [], id="no-actions"),
+    pytest.param({"drain": {"skipped": True, "results": []}, "cordon": {"changed": False, "msg": "All items skipped"}},
+                 [], id="skipped-tasks"),
+    pytest.param({"drain": {"results": [_item("gpu01"), _item("gpu02")]}}, [], id="all-taken"),
+    pytest.param({"drain": {"results": [_item("gpu01"), _item("gpu09", 1, "slurm_update error: Invalid node name specified")]},
+                  "cordon": {"results": [_item("gpu02", 1, 'Error from server (NotFound): nodes "gpu02" not found\n')]}},
+                 ["drain gpu09: slurm_update error: Invalid node name specified",
+                  'cordon gpu02: Error from server (NotFound): nodes "gpu02" not found'], id="one-per-action-in-order"),
+    pytest.param({"uncordon": {"results": [_item("cp1", None, "", failed=True, msg="[Errno 2] No such file or directory: b'kubectl'")]}},
+                 ["uncordon cp1: [Errno 2] No such file or directory: b'kubectl'"], id="command-not-found"),
+    pytest.param({"resume": {"results": [_item("gpu03", 1, "")]}}, ["resume gpu03: no message"], id="silent-failure"),
+    pytest.param({"resume": {"results": [_item("gpu03", 1, "x" * 500 + " end")]}},
+                 ["resume gpu03: " + ("x" * 500 + " end")[-300:]], id="long-error-tail"),
+    pytest.param({"drain": {"results": [{"skipped": True, "item": {"host": "gpu04"}}]}}, [], id="skipped-item"),
+])
+def test_failed_actions(actions, want):
+    assert failed_actions(actions) == want

@@ -209,6 +209,14 @@ def test_markdown_whole(document, text):
                                   check("flag", measured=True, expected=[True, None])])], unknown_run_key=1), [
         "| w1 | pass | none | pass 1234568 GB/s | pass true |",
     ], id="numbers-and-extra-keys"),
+    pytest.param(doc(checks_run=["passive"], controller="none", kubernetes="cp1",
+                     checks_not_run={"active": "no Slurm controller in this run"}), [
+        "- Checks run: passive",
+        "- Not run: active: no Slurm controller in this run",
+        "- Policy: report",
+        "- Slurm controller: none",
+        "- Kubernetes: cp1",
+    ], id="kubernetes-only-active-not-run"),
 ])
 def test_markdown_lines(document, lines):
     text = report.render_markdown(document)
@@ -526,6 +534,12 @@ VALUE = "a number, a string, a list of those or null"
     pytest.param(edit(lambda d: d["run"].update(id="")), "run.id is '', expected a non-empty string", id="empty-id"),
     pytest.param(edit(lambda d: d["run"].update(checks_run=["passive", "bench"])),
                  "run.checks_run[1] is 'bench', expected one of passive, active", id="checks-run"),
+    pytest.param(edit(lambda d: d["run"].update(checks_not_run=["active"])),
+                 "run.checks_not_run is ['active'], expected a mapping", id="checks-not-run-list"),
+    pytest.param(edit(lambda d: d["run"].update(checks_not_run={"bench": "why"})),
+                 "run.checks_not_run.bench is 'bench', expected one of passive, active", id="checks-not-run-kind"),
+    pytest.param(edit(lambda d: d["run"].update(checks_not_run={"active": ""})),
+                 "run.checks_not_run.active is '', expected a non-empty string", id="checks-not-run-why"),
     pytest.param(edit(lambda d: d["run"].update(baseline=3)), "run.baseline is 3, expected a string or null",
                  id="run-baseline"),
     pytest.param(edit(lambda d: d.update(verdict="skip")), "verdict is 'skip', expected one of pass, warn, fail",

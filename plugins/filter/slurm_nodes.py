@@ -1,8 +1,9 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""slurm_nodes: every compute node's slurm.conf and gres.conf lines, failed nodes kept.
+"""slurm_nodes: every compute node's slurm.conf and gres.conf lines, failed nodes kept;
+slurm_restart_changes: the settings a running daemon takes only from a restart that changed.
 
-Documentation lives beside this file in slurm_nodes.yml; the code in
+Documentation lives beside this file in slurm_nodes.yml and slurm_restart_changes.yml; the code in
 plugins/plugin_utils/_slurm_nodes.py.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Mapping, Sequence
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
-from ansible_collections.gpucluster.core.plugins.plugin_utils._slurm_nodes import node_lines
+from ansible_collections.gpucluster.core.plugins.plugin_utils._slurm_nodes import node_lines, restart_changes
 
 
 def _slurm_nodes(hostvars: Mapping[str, Any], computes: Sequence[str], live: Iterable[str],
@@ -30,4 +31,5 @@ class FilterModule:
     """The slurm role's node lines."""
 
     def filters(self):
-        return {"slurm_nodes": as_filter("slurm_nodes", _slurm_nodes)}
+        return {"slurm_nodes": as_filter("slurm_nodes", _slurm_nodes),
+                "slurm_restart_changes": as_filter("slurm_restart_changes", restart_changes)}

@@ -6,8 +6,9 @@ node must show), validation_scontrol_nodes (Slurm's view of the nodes), validati
 (the nodes Slurm's ping has not reached), validation_job_nodes (who runs
 the jobs), validation_bench_runs and validation_bench_recorded (benchmark outputs judged),
 validation_ib_pair_args (an ib_write_bw pair's adapters), validation_fabric_remix and
-validation_fabric_rounds (slow pairs re-mixed, the node at fault found), validation_jobs (the GPU
-jobs and the DDP smoke test judged),
+validation_fabric_rounds (slow pairs re-mixed, the node at fault found), validation_gpu_pod_plan
+and validation_gpu_pods_waiting (a GPU pod per Kubernetes node), validation_jobs (the GPU jobs, the
+GPU pods and the DDP smoke test judged),
 validation_document (the run's results with the node actions), validation_failed_actions (the
 drains, resumes, cordons and uncordons that failed) and validation_report (Markdown or HTML).
 
@@ -20,6 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.gpucluster.core.plugins.module_utils._dcgmi import DcgmiError, parse_dcgmi_diag
 from ansible_collections.gpucluster.core.plugins.module_utils._nccl_tests import NcclTestsError, parse_nccl_tests
+from ansible_collections.gpucluster.core.plugins.module_utils._nvidia_smi import NvidiaSmiError, parse_list
 from ansible_collections.gpucluster.core.plugins.module_utils._perftest import PerftestError, parse_perftest
 from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation as v
 from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
@@ -173,11 +175,48 @@ def _dcgm_diag(host: str, run: Mapping[str, Any]) -> Dict[str, Any]:
     return v.dcgm_diag_result(host, run["level"], parsed, None)
 
 
+def _gpu_pod_plan(hosts: Sequence[str], hostvars: Mapping[str, Any], kubernetes_nodes: Mapping[str, Any],
+                  pods_text: str, settings: Mapping[str, Any]) -> Dict[str, Any]:
+    """The GPU pods to start (gpu_pod_plan), each node's GPUs and verdict from its passive checks
+    (``__validation_health``), the GPUs in use from ``kubectl get pods --all-namespaces``."""
+    verdicts = {}
+    counts = {}
+    for host in hosts:
+        health = hostvars.get(host, {}).get("__validation_health") or {}
+        verdicts[host] = health.get("verdict")
+        counts[host] = (health.get("hardware") or {}).get("gpu_count")
+    return v.gpu_pod_plan(hosts, kubernetes_nodes, verdicts, counts,
+                          v.gpus_in_use(pods_text, settings["resource"]), settings)
+
+
+def _gpu_pods(run: Mapping[str, Any], hardware: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The GPU pods judged: ``run`` holds the plan, kubectl apply's registered result (created), the
+    run's pods after the wait (pods: kubectl's JSON), the registered ``kubectl logs`` loop (logs)
+    and the settings."""
+    logs: Dict[str, Dict[str, Any]] = {}
+    lists: Dict[str, Any] = {}
+    for item in (run.get("logs") or {}).get("results") or []:
+        if item.get("skipped") or not isinstance(item.get("item"), str):
+            continue
+        logs[item["item"]] = {key: item.get(key) for key in ("rc", "stdout", "stderr", "msg")}
+        if item.get("rc") == 0:
+            try:
+                lists[item["item"]] = [gpu["uuid"] for gpu in parse_list(item.get("stdout") or "")]
+            except NvidiaSmiError as exc:
+                lists[item["item"]] = str(exc)
+    uuids = {host: (node or {}).get("gpu_uuids") or [] for host, node in hardware.items()}
+    created = run.get("created") or {}
+    return v.gpu_pod_results(run.get("plan") or {}, {"rc": created.get("rc"), "stderr": created.get("stderr") or created.get("msg")},
+                             run.get("pods"), logs, uuids, lists, run.get("settings") or {})
+
+
 def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, Any]],
-          hardware: Optional[Mapping[str, Any]] = None) -> List[Dict[str, Any]]:
+          hardware: Optional[Mapping[str, Any]] = None,
+          gpu_pods: Optional[Mapping[str, Any]] = None) -> List[Dict[str, Any]]:
     """The GPU job results (gpucluster-gpu-jobs' JSON), the dcgmi diag runs and GPU containers inside
-    them (against each node's GPUs in ``hardware``, the passive checks' read), and the DDP job's (the
-    registered srun result with ``hosts`` added), whichever ran."""
+    them (against each node's GPUs in ``hardware``, the passive checks' read), the GPU pods in
+    Kubernetes (``gpu_pods``, see _gpu_pods), and the DDP job's (the registered srun result with
+    ``hosts`` added), whichever ran."""
     out = v.gpu_jobs(gpu_report) if gpu_report else []
     for job in (gpu_report or {}).get("jobs", []):
         if job.get("dcgmi"):
@@ -185,6 +224,8 @@ def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, An
         if job.get("container"):
             uuids = ((hardware or {}).get(job["host"]) or {}).get("gpu_uuids") or []
             out.append(v.container_result(job["host"], job["container"], uuids))
+    if gpu_pods:
+        out.extend(_gpu_pods(gpu_pods, hardware or {}))
     if ddp:
         out.append(v.ddp_result(ddp.get("stdout", ""), ddp.get("hosts", []), ddp.get("rc", 1), ddp.get("stderr", "")))
     return out
@@ -250,6 +291,8 @@ class FilterModule:
             "validation_fabric_rounds": as_filter("validation_fabric_rounds", v.fabric_rounds),
             "validation_ib_pair_args": as_filter("validation_ib_pair_args", _ib_pair_args),
             "validation_resumable": as_filter("validation_resumable", _resumable),
+            "validation_gpu_pod_plan": as_filter("validation_gpu_pod_plan", _gpu_pod_plan),
+            "validation_gpu_pods_waiting": as_filter("validation_gpu_pods_waiting", v.gpu_pods_waiting),
             "validation_jobs": as_filter("validation_jobs", _jobs),
             "validation_document": as_filter("validation_document", _document),
             "validation_report": as_filter("validation_report", _report),

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Parsers for ``nvidia-smi -q -x``, ``nvidia-smi topo -m`` and the NVIDIA PCI devices in sysfs.
+"""Parsers for ``nvidia-smi -q -x``, ``nvidia-smi -L``, ``nvidia-smi topo -m`` and the NVIDIA PCI devices in sysfs.
 
 Private module_utils of gpucluster.core: pure functions, no Ansible imports, so that
 they can be unit tested on their own. Runs on the managed hosts, so the code keeps to
@@ -39,6 +39,10 @@ _NULL_VALUES = frozenset([
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _DEVICE_COL_RE = re.compile(r"^(GPU|NIC|CPU|NVS|MLX)\d+$", re.IGNORECASE)
 _NUMBER_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
+# nvidia-smi -L: "GPU 0: NVIDIA H200 (UUID: GPU-0d427690-...)", and under a GPU in MIG mode one
+# indented line per MIG device: "  MIG 1g.10gb     Device  0: (UUID: MIG-...)".
+_LIST_GPU_RE = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9A-Fa-f-]+)\)$")
+_LIST_MIG_RE = re.compile(r"^\s+MIG (\S+)\s+Device\s+(\d+): \(UUID: (MIG-[0-9A-Za-z/-]+)\)$")
 
 
 class NvidiaSmiError(Exception):
@@ -551,6 +555,32 @@ def scan_pci(sysfs_root="/sys"):
         "nvswitch_count": len(switches),
         "fabric_manager_required": bool(switches),
     }
+
+
+def parse_list(text):
+    # type: (str) -> List[Dict[str, Any]]
+    """``nvidia-smi -L`` -> one {index, name, uuid, mig} per GPU (``mig``: its MIG devices, each
+    {profile, index, uuid}). Every non-empty line must be a GPU line or, after one, a MIG device
+    line; anything else (nvidia-smi's own error text) is an error naming the line."""
+    gpus = []  # type: List[Dict[str, Any]]
+    for number, raw in enumerate(_ANSI_RE.sub("", text or "").splitlines(), 1):
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        match = _LIST_GPU_RE.match(line)
+        if match:
+            gpus.append({"index": int(match.group(1)), "name": match.group(2).strip(),
+                         "uuid": match.group(3), "mig": []})
+            continue
+        match = _LIST_MIG_RE.match(line)
+        if match and gpus:
+            gpus[-1]["mig"].append({"profile": match.group(1), "index": int(match.group(2)),
+                                    "uuid": match.group(3)})
+            continue
+        raise NvidiaSmiError("nvidia-smi -L: line %d is not a GPU or MIG device line: %r" % (number, line.strip()[:200]))
+    if not gpus:
+        raise NvidiaSmiError("nvidia-smi -L: no GPU listed")
+    return gpus
 
 
 def command_error(args, rc, stdout, stderr):

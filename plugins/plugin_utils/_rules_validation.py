@@ -13,10 +13,13 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping
 
 from ansible_collections.gpucluster.core.plugins.module_utils._health import CHECKS
+from ansible_collections.gpucluster.core.plugins.plugin_utils._kubernetes import _LABEL_RE, _SUBDOMAIN_RE
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
     Errors,
     abs_path,
+    boolean,
     int_range,
+    matches,
     is_int,
     one_line,
     token,
@@ -36,6 +39,9 @@ _PIP_ENV_RE = re.compile(r"^PIP_[A-Z0-9_]+$")
 # An image reference: [registry[:port]/]path[:tag][@digest], lower-case path components.
 _IMAGE_RE = re.compile(r"^(?:[A-Za-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
                        r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$")
+# An extended resource a device plugin advertises: <domain>/<name> (nvidia.com/gpu, nvidia.com/mig-1g.10gb).
+_RESOURCE_RE = re.compile(r"^(?=.{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)+"
+                          r"/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 _HCA_KEYS = ("rate_gbps", "link_layers", "ignore", "count", "source")
 _LINK_LAYERS = ("InfiniBand", "Ethernet")
 
@@ -158,6 +164,15 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
     if image != "" and (not isinstance(image, str) or not _IMAGE_RE.match(image)):
         errors.add("validation_gpu_container_image", "must be an image reference such as ubuntu:24.04 or "
                    "registry.example.com/cuda:12.4.1-base-ubuntu22.04@sha256:..., or empty (got %r)" % (image,))
+    errors.check("validation_kubernetes_gpu_pod", boolean(play.get("validation_kubernetes_gpu_pod", True)))
+    errors.check("validation_kubernetes_namespace", matches(play.get("validation_kubernetes_namespace", "gpucluster-validation"),
+                                                            _LABEL_RE, "a namespace name (a DNS label)"))
+    runtime_class = play.get("validation_kubernetes_runtime_class", "nvidia")
+    if runtime_class != "":
+        errors.check("validation_kubernetes_runtime_class", matches(runtime_class, _SUBDOMAIN_RE,
+                                                                    "a RuntimeClass name (a DNS subdomain) or empty"))
+    errors.check("validation_kubernetes_gpu_resource", matches(play.get("validation_kubernetes_gpu_resource", "nvidia.com/gpu"),
+                                                               _RESOURCE_RE, "an extended resource name such as nvidia.com/gpu"))
     errors.check("validation_ddp_venv", abs_path(play.get("validation_ddp_venv")))
     pip_env = play.get("validation_ddp_pip_env") or {}
     if not isinstance(pip_env, Mapping):

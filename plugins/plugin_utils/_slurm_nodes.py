@@ -155,3 +155,18 @@ def report(result: Mapping[str, Any]) -> List[str]:
                         "this run or failed before reporting its hardware, not in slurm.conf, not in the fact "
                         "cache); run the role with it reachable to add it" % ", ".join(result["left_out"]))
     return messages
+
+
+def restart_changes(new: Sequence[str], old: Sequence[str], keys: Sequence[str]) -> List[str]:
+    """The settings of ``keys`` whose slurm.conf lines differ between the new file (``new``, its
+    lines) and the one on the node (``old``: its lines of those settings), each setting's lines
+    compared in file order: the order of the SlurmctldHost lines names the primary controller and
+    its backups. Lines of other settings are ignored. An empty ``old`` (no slurm.conf before: no
+    daemon runs with it) changes nothing."""
+    if not old:
+        return []
+
+    def lines(text: Sequence[str], key: str) -> List[str]:
+        return [line for line in text if line.startswith(key + "=")]
+
+    return [key for key in keys if lines(new, key) != lines(old, key)]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
@@ -695,18 +696,24 @@ def container_result(host: str, run: Mapping[str, Any], node_uuids: Sequence[str
     if seen is None:
         return dict(result, status="fail", message="nvidia-smi in the container printed no GPU list: %s"
                     % output_tail(run.get("output"), 400))
+    return _saw_gpus(result, "the container", seen, want)
+
+
+def _saw_gpus(result: Dict[str, Any], who: str, seen: Sequence[str], want: Sequence[str]) -> Dict[str, Any]:
+    """``result`` judged by the GPU UUIDs ``who`` saw against the node's own (``want``, sorted;
+    empty when the node's GPUs were not read: any GPU passes, none fails)."""
     seen = sorted(seen)
-    result["measured"] = len(seen)
+    result = dict(result, measured=len(seen))
     if not want:
         return dict(result, status="pass" if seen else "fail",
-                    message="the container saw %d GPUs (the node's own were not read)" % len(seen))
-    if seen == want:
-        return dict(result, status="pass", message="the container saw the node's %d GPUs" % len(want))
+                    message="%s saw %d GPUs (the node's own were not read)" % (who, len(seen)))
+    if seen == list(want):
+        return dict(result, status="pass", message="%s saw the node's %d GPUs" % (who, len(want)))
     missing = [u for u in want if u not in seen]
     extra = [u for u in seen if u not in want]
     parts = (["missing %s" % ", ".join(missing)] if missing else []) + (["not the node's: %s" % ", ".join(extra)] if extra else [])
-    return dict(result, status="fail", message="the container saw %d GPUs, the node has %d: %s"
-                % (len(seen), len(want), "; ".join(parts)))
+    return dict(result, status="fail", message="%s saw %d GPUs, the node has %d: %s"
+                % (who, len(seen), len(want), "; ".join(parts)))
 
 
 def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> Dict[str, Any]:
@@ -747,6 +754,259 @@ def ddp_result(stdout: str, hosts: Sequence[str], rc: int, stderr: str = "") -> 
     return dict(base, status=status, measured=measured, message=message,
                 hosts=sorted(result.get("nodes") or hosts, key=natural_key),
                 series=[{"step": p["step"], "loss": p["loss"]} for p in result.get("losses", [])])
+
+
+# ---------------------------------------------------------------------------
+# Kubernetes: a GPU pod on every GPU node
+# ---------------------------------------------------------------------------
+
+POD_MANAGER = "gpucluster-validation"  # app.kubernetes.io/managed-by of the validation's pods
+POD_RUN_LABEL = "gpucluster.core/validation-run"
+POD_CONTAINER = "gpu-check"
+_POD_PREFIX = "gpucluster-validation-gpu-"
+_POD_ENDED = ("Succeeded", "Failed")
+# A container waiting for one of these will not start by waiting longer.
+_POD_PULL_ERRORS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
+_POD_START_ERRORS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
+
+
+def _section(item: Any, key: str) -> Mapping[str, Any]:
+    value = item.get(key) if isinstance(item, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+def _pods(text: str, what: str) -> List[Mapping[str, Any]]:
+    """A PodList from kubectl's JSON, each item with its metadata.name."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RuleError("%s: the output is not JSON (%s)" % (what, exc))
+    if not isinstance(data, Mapping) or not isinstance(data.get("items"), list):
+        raise RuleError("%s: the output has no items list (a PodList)" % what)
+    for index, item in enumerate(data["items"]):
+        if not isinstance(_section(item, "metadata").get("name"), str):
+            raise RuleError("%s: item %d has no metadata.name" % (what, index))
+    return data["items"]
+
+
+def _pod_gpus(pod: Mapping[str, Any], resource: str, what: str) -> int:
+    """The GPUs a pod holds: its containers' ``resource`` (limits, else requests) added up, or its
+    largest init container's, whichever is more (the scheduler's own rule)."""
+    spec = _section(pod, "spec")
+
+    def counts(key: str) -> List[int]:
+        out = []
+        for container in spec.get(key) or []:
+            resources = _section(container, "resources")
+            value = _section(resources, "limits").get(resource, _section(resources, "requests").get(resource, 0))
+            try:
+                out.append(int(str(value)))
+            except ValueError:
+                raise RuleError("%s: pod %s asks for %r %s, not a whole number"
+                                % (what, pod["metadata"]["name"], value, resource))
+        return out
+
+    return max([sum(counts("containers"))] + counts("initContainers"))
+
+
+def gpus_in_use(text: str, resource: str) -> Dict[str, List[str]]:
+    """``kubectl get pods --all-namespaces --output=json`` -> {node name: ["namespace/pod (N)", ...]}:
+    the pods that have not ended and hold ``resource`` on each node (the validation's own left out)."""
+    what = "kubectl get pods"
+    out: Dict[str, List[str]] = {}
+    for pod in _pods(text, what):
+        meta = pod["metadata"]
+        node = _section(pod, "spec").get("nodeName")
+        if (_section(meta, "labels").get("app.kubernetes.io/managed-by") == POD_MANAGER or not node
+                or _section(pod, "status").get("phase") in _POD_ENDED):
+            continue
+        gpus = _pod_gpus(pod, resource, what)
+        if gpus:
+            out.setdefault(str(node), []).append("%s/%s (%d)" % (meta.get("namespace", "default"), meta["name"], gpus))
+    return out
+
+
+def gpu_pod_name(node: str) -> str:
+    """The validation's GPU pod on ``node``: a DNS subdomain of at most 253 characters."""
+    name = _POD_PREFIX + node
+    if len(name) > 253:
+        name = "%s-%08x" % (name[:244], zlib.crc32(node.encode("utf-8")) & 0xFFFFFFFF)
+    return name
+
+
+def _gpu_pod(name: str, node: str, gpus: int, settings: Mapping[str, Any]) -> Dict[str, Any]:
+    spec: Dict[str, Any] = {
+        "restartPolicy": "Never",
+        "activeDeadlineSeconds": int(settings["timeout"]),
+        "terminationGracePeriodSeconds": 0,
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        # Placed by the scheduler (so the node's allocatable GPUs decide), on this node only, as a
+        # DaemonSet's pods are; it tolerates the node's NoSchedule taints (a GPU taint, the cordon
+        # of an earlier validation: a node this validation cordoned is tested again).
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}}},
+        "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
+        "containers": [{
+            "name": POD_CONTAINER,
+            "image": settings["image"],
+            "imagePullPolicy": "IfNotPresent",
+            # The NVIDIA Container Toolkit mounts the node's nvidia-smi into any image.
+            "command": ["nvidia-smi", "-L"],
+            "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}],
+            "resources": {"limits": {settings["resource"]: str(gpus)}},
+            "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+        }],
+    }
+    if settings.get("runtime_class"):
+        spec["runtimeClassName"] = settings["runtime_class"]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": name, "namespace": settings["namespace"],
+        "labels": {"app.kubernetes.io/name": "gpu-check", "app.kubernetes.io/managed-by": POD_MANAGER,
+                   POD_RUN_LABEL: settings["run"]}}, "spec": spec}
+
+
+def gpu_pod_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any]],
+                 verdicts: Mapping[str, Optional[str]], gpu_counts: Mapping[str, Optional[int]],
+                 in_use: Mapping[str, Sequence[str]], settings: Mapping[str, Any]) -> Dict[str, Any]:
+    """Which GPU nodes run a GPU pod, and the objects to apply.
+
+    A node takes part when Kubernetes knows it, it has GPUs (``gpu_counts``), its passive checks
+    did not fail (``verdicts``) and nobody else cordoned it (an admin's cordon is left alone; a
+    node this validation cordoned is tested again). The pod asks for all the node's GPUs, so a
+    node whose GPUs other pods hold now gets a ``skip`` result naming them instead.
+    ``settings``: run (the run id), namespace, image, runtime_class, resource, timeout.
+    Returns {pods: {host: {name, node, gpus}}, manifest: a v1 List of the namespace and the pods,
+    skipped: [results]}.
+    """
+    pods: Dict[str, Dict[str, Any]] = {}
+    skipped = []
+    items: List[Dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": settings["namespace"], "labels": {"app.kubernetes.io/managed-by": POD_MANAGER}}}]
+    for host in sorted(hosts, key=natural_key):
+        node = kubernetes.get(host)
+        gpus = gpu_counts.get(host) or 0
+        if not node or not gpus or verdicts.get(host) == "fail":
+            continue
+        if node.get("unschedulable") and node.get("mark") is None:
+            continue
+        busy = list(in_use.get(node["node"]) or [])
+        if busy:
+            skipped.append(dict(_gpu_pod_result(host, gpus, settings), status="skip",
+                                message="its GPUs are in use by %s: no GPU pod on a busy node" % ", ".join(busy)))
+            continue
+        name = gpu_pod_name(node["node"])
+        pods[host] = {"name": name, "node": node["node"], "gpus": gpus}
+        items.append(_gpu_pod(name, node["node"], gpus, settings))
+    return {"pods": pods, "manifest": {"apiVersion": "v1", "kind": "List", "items": items}, "skipped": skipped}
+
+
+def _pod_state(pod: Mapping[str, Any], elapsed: float, schedule_wait: float) -> Tuple[str, str]:
+    """(state, detail) of a pod: ended, pull (its image), start (a container error), unschedulable
+    (for ``schedule_wait`` seconds of ``elapsed``), or waiting (anything else not ended)."""
+    status = _section(pod, "status")
+    if status.get("phase") in _POD_ENDED:
+        return "ended", status.get("phase")
+    for container in status.get("containerStatuses") or []:
+        waiting = _section(_section(container, "state"), "waiting")
+        reason = waiting.get("reason") or ""
+        detail = ("%s: %s" % (reason, waiting.get("message") or "")).rstrip(": ")
+        if reason in _POD_PULL_ERRORS:
+            return "pull", detail
+        if reason in _POD_START_ERRORS:
+            return "start", detail
+        if reason:
+            return "waiting", detail
+    for condition in status.get("conditions") or []:
+        if (isinstance(condition, Mapping) and condition.get("type") == "PodScheduled"
+                and condition.get("status") == "False"):
+            detail = condition.get("message") or condition.get("reason") or "not scheduled"
+            return ("unschedulable" if condition.get("reason") == "Unschedulable" and elapsed >= schedule_wait
+                    else "waiting"), detail
+    return "waiting", status.get("phase") or "Pending"
+
+
+def gpu_pods_waiting(text: str, names: Sequence[str], elapsed: float, schedule_wait: float = 60) -> List[str]:
+    """The named pods still worth waiting for (``kubectl get pods --output=json`` of the run): not
+    ended, not stopped at their image or at starting their container, and not unschedulable for
+    ``schedule_wait`` seconds. A pod missing from the list is not waited for."""
+    by_name = {pod["metadata"]["name"]: pod for pod in _pods(text, "kubectl get pods")}
+    return [name for name in names
+            if name in by_name and _pod_state(by_name[name], elapsed, schedule_wait)[0] == "waiting"]
+
+
+def _gpu_pod_result(host: str, gpus: int, settings: Mapping[str, Any]) -> Dict[str, Any]:
+    return {"check": "kubernetes_gpu_pod", "hosts": [host], "measured": None, "expected": gpus, "unit": "GPUs",
+            "source": "a pod asking for %d %s (%s, nvidia-smi -L)" % (gpus, settings["resource"], settings["image"]),
+            "series": []}
+
+
+def gpu_pod_results(plan: Mapping[str, Any], created: Mapping[str, Any], pods_text: Optional[str],
+                    logs: Mapping[str, Mapping[str, Any]], node_uuids: Mapping[str, Sequence[str]],
+                    lists: Mapping[str, Any], settings: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """Each planned node's GPU pod judged (``plan``: gpu_pod_plan's), then the skipped nodes.
+
+    ``created``: kubectl apply's {rc, stderr}; ``pods_text``: the run's pods as kubectl got them
+    after the wait; ``logs``: {pod name: {rc, stdout, stderr}} of ``kubectl logs``; ``node_uuids``:
+    each node's GPU UUIDs from its passive checks; ``lists``: {pod name: the GPU UUIDs its
+    ``nvidia-smi -L`` listed, or the parser's error text}.
+
+    Not created, or its image not pulled: warn (the namespace, RuntimeClass or image setting, not the
+    node). Not scheduled, not started in time, failed, listed no GPU, or other GPUs than the node's: fail.
+    """
+    out = []
+    by_name: Dict[str, Mapping[str, Any]] = {}
+    if created.get("rc") == 0 and pods_text is not None:
+        by_name = {pod["metadata"]["name"]: pod for pod in _pods(pods_text, "kubectl get pods")}
+    timeout = int(settings["timeout"])
+    for host in sorted(plan.get("pods") or {}, key=natural_key):
+        planned = plan["pods"][host]
+        result = _gpu_pod_result(host, planned["gpus"], settings)
+        pod = by_name.get(planned["name"])
+        if created.get("rc") != 0:
+            out.append(dict(result, status="warn", message="the pod could not be created (kubectl apply exited %s: %s); "
+                            "check validation_kubernetes_namespace, validation_kubernetes_runtime_class and "
+                            "validation_gpu_container_image" % (created.get("rc"), output_tail(created.get("stderr"), 400))))
+            continue
+        if pod is None:
+            out.append(dict(result, status="fail", message="the pod %s was gone before it ended" % planned["name"]))
+            continue
+        state, detail = _pod_state(pod, timeout, 0)
+        if state == "pull":
+            out.append(dict(result, status="warn", message="could not pull %s (%s); set validation_gpu_container_image "
+                            "to an image the nodes can pull" % (settings["image"], output_tail(detail, 400))))
+        elif state == "unschedulable":
+            out.append(dict(result, status="fail", message="not scheduled on %s: %s"
+                            % (planned["node"], output_tail(detail, 400))))
+        elif state == "start":
+            out.append(dict(result, status="fail", message="its container did not start: %s" % output_tail(detail, 400)))
+        elif state == "waiting":
+            phase = _section(pod, "status").get("phase")
+            out.append(dict(result, status="fail", message=(
+                "still running after %ds" % timeout if phase == "Running"
+                else "did not start within %ds (%s)" % (timeout, output_tail(detail, 400)))))
+        else:
+            out.append(_ended_pod(result, pod, logs.get(planned["name"]) or {}, lists.get(planned["name"]),
+                                  sorted(node_uuids.get(host) or [])))
+    return out + [dict(entry) for entry in plan.get("skipped") or []]
+
+
+def _ended_pod(result: Dict[str, Any], pod: Mapping[str, Any], log: Mapping[str, Any], listed: Any,
+               want: Sequence[str]) -> Dict[str, Any]:
+    status = _section(pod, "status")
+    output = log.get("stdout") if log.get("rc") == 0 else log.get("stderr") or log.get("msg")
+    if status.get("phase") == "Failed":
+        exits = ["exit %s%s" % (term.get("exitCode"), " (%s)" % term["reason"] if term.get("reason") else "")
+                 for term in (_section(_section(c, "state"), "terminated") for c in status.get("containerStatuses") or [])
+                 if term]
+        why = "; ".join(part for part in [" ".join(x for x in (status.get("reason"), status.get("message")) if x)]
+                        + exits if part)
+        return dict(result, status="fail", message="the pod failed (%s): %s" % (why or "no reason given",
+                                                                               output_tail(output)))
+    if not isinstance(listed, list):
+        return dict(result, status="fail", message="nvidia-smi -L in the pod printed no GPU list (%s): %s"
+                    % (listed or "its log could not be read", output_tail(output, 400)))
+    return _saw_gpus(result, "the pod", listed, want)
 
 
 def node_action_kinds(node: Mapping[str, Any]) -> List[str]:

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Capture a lent GPU machine for tests/unit/fixtures and run the collection there for real.
 #
-#   bash tests/harness/device/capture.sh OUTDIR [idle|modules|validation|busy ...]
+#   bash tests/harness/device/capture.sh OUTDIR [idle|modules|validation|busy|nccl ...]
 #
-# With no section named, all four run in that order.
+# With no section named, the first four run in that order. nccl runs an all_reduce_perf binary of
+# NVIDIA's nccl-tests built elsewhere (NCCL_TESTS=its path; the machines have no network), against
+# the NCCL of the machine's torch.
 # Run from the repository root on a machine with an NVIDIA driver and the python3 that holds
 # torch (the device tool's machines). Ansible itself comes from wheels the caller installed on
 # PYTHONPATH (the machine has no network). Writes one file per command into OUTDIR and
@@ -121,6 +123,19 @@ cap nvidia-smi-query-health-busy.csv nvidia-smi --query-gpu="$health_fields" --f
 cap healthcheck-busy.json python3 $files/gpucluster-healthcheck.py --json --node lent --config "$out/healthcheck-config.json"
 wait $load
 printf 'busy-load\trc=%s\t$ python3 -c <40 s of bf16 matrix products>\n' "$?" >>"$log"
+}
+
+# --- nccl-tests' all_reduce_perf on this machine's GPUs ----------------------------------------
+nccl() {
+local bin=${NCCL_TESTS:?set NCCL_TESTS to an all_reduce_perf binary} lib
+lib=$(python3 -c 'import glob, sysconfig; print(glob.glob(sysconfig.get_paths()["purelib"] + "/nvidia/nccl/lib")[0])')
+export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+cap nccl-all-reduce-version.txt "$bin" --help
+cap "nccl-all-reduce-${gpu_count}gpu.txt" "$bin" -b 8 -e 1G -f 2 -g "$gpu_count"
+cap "nccl-all-reduce-${gpu_count}gpu-nccl-info.txt" env NCCL_DEBUG=INFO "$bin" -b 1M -e 16M -f 4 -g "$gpu_count"
+cap "nccl-all-reduce-${gpu_count}gpu-json-run.txt" "$bin" -b 8 -e 128M -f 2 -g "$gpu_count" \
+  -J "$out/nccl-all-reduce-${gpu_count}gpu.json"
+cap nccl-all-reduce-one-more-gpu.txt "$bin" -b 8 -e 8K -f 2 -g $((gpu_count + 1))
 }
 
 sections=("${@:2}")

@@ -51,7 +51,7 @@ def test_no_fixtures_of_a_kind_fails(sets):
 
 def test_the_collection_carries_every_kind():
     for kind in ("ibstat", "nvidia-smi-csv", "nvidia-smi-topo", "nvidia-smi-xml", "slurm", "h100-80gb-hbm3-driver580",
-                 "h200-driver580"):
+                 "h100-80gb-hbm3-driver580-b", "h200-driver580"):
         assert os.listdir(os.path.join(shared_fixtures.LOCAL, kind))
 
 
@@ -68,7 +68,8 @@ def test_every_listed_fixture_is_unchanged():
             assert (path, hashlib.sha256(handle.read()).hexdigest()) == (path, digest)
 
 
-@pytest.mark.parametrize("kind", ["h100-80gb-hbm3-driver580", "h200-driver580", "kubernetes"])
+@pytest.mark.parametrize("kind", ["h100-80gb-hbm3-driver580", "h100-80gb-hbm3-driver580-b", "h200-driver580",
+                                  "kubernetes"])
 def test_every_file_of_our_own_captures_is_listed(kind):
     listed = _checksums()
     assert [n for n in sorted(os.listdir(os.path.join(shared_fixtures.LOCAL, kind)))

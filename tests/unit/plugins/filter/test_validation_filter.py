@@ -21,6 +21,8 @@ ib_pair_args = FILTERS["validation_ib_pair_args"]
 bench_runs = FILTERS["validation_bench_runs"]
 not_responding = FILTERS["validation_not_responding"]
 jobs = FILTERS["validation_jobs"]
+gpu_pod_plan = FILTERS["validation_gpu_pod_plan"]
+gpu_pods_waiting = FILTERS["validation_gpu_pods_waiting"]
 
 
 def ibstat(name):
@@ -157,3 +159,46 @@ def test_kubernetes_nodes_bad_output_is_a_filter_error():
     with pytest.raises(AnsibleFilterError) as exc:
         FILTERS["validation_kubernetes_nodes"]("The connection to the server was refused", {}, ["cp1"], KUBE_MARK)
     assert "kubectl get nodes: the output is not JSON" in str(exc.value)
+
+
+# The GPU pods in Kubernetes, through the filters as the role calls them: the plan from hostvars and
+# kubectl's pods, then the registered apply / get / logs results judged with the node's UUIDs.
+POD_SETTINGS = {"run": "20261126T1600Z", "namespace": "gpucluster-validation", "image": "gpc-test.local/gpu-check:v1",
+                "runtime_class": "nvidia", "resource": "nvidia.com/gpu", "timeout": 120}
+GPU01_LOG = read_fixture("kubernetes", "kubectl-logs-gpu-check-v1.20.2.txt")
+GPU01_UUIDS = sorted(line.split("(UUID: ")[1].rstrip(")") for line in GPU01_LOG.splitlines())
+
+
+def test_gpu_pods_through_the_filters():
+    hostvars = {"gpu01": {"__validation_health": {"verdict": "pass", "hardware": {"gpu_count": 8, "gpu_uuids": GPU01_UUIDS}}},
+                "gpu02": {"__validation_health": {"verdict": "pass", "hardware": {"gpu_count": 8}}}}
+    view = {"gpu01": {"node": "gpu01", "unschedulable": False, "mark": None},
+            "gpu02": {"node": "gpu02", "unschedulable": False, "mark": None}}
+    all_pods = read_fixture("kubernetes", "kubectl-get-pods-all-namespaces-gpu-held-v1.20.2.json")
+    plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, all_pods, POD_SETTINGS)
+    # train-0 holds 2 of gpu01's GPUs in that capture
+    assert list(plan["pods"]) == ["gpu02"] and [r["hosts"] for r in plan["skipped"]] == [["gpu01"]]
+    plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, '{"items": []}', POD_SETTINGS)
+    assert list(plan["pods"]) == ["gpu01", "gpu02"]
+    pods = read_fixture("kubernetes", "kubectl-get-pods-validation-states-v1.20.2.json")
+    assert gpu_pods_waiting(pods, ["gpucluster-validation-gpu-gpu01"], 3.0) == []
+    run = {"plan": {"pods": {"gpu01": plan["pods"]["gpu01"]}, "skipped": []},
+           "created": {"rc": 0, "stdout": "pod/gpucluster-validation-gpu-gpu01 created"},
+           "pods": pods, "settings": POD_SETTINGS,
+           "logs": {"results": [{"item": "gpucluster-validation-gpu-gpu01", "rc": 0, "stdout": GPU01_LOG, "stderr": ""},
+                                {"item": "gpucluster-validation-gpu-gpu02", "skipped": True}]}}
+    hardware = {host: values["__validation_health"]["hardware"] for host, values in hostvars.items()}
+    (result,) = jobs({}, {}, hardware, run)
+    assert (result["check"], result["status"], result["measured"], result["message"]) == (
+        "kubernetes_gpu_pod", "pass", 8, "the pod saw the node's 8 GPUs")
+    # the same log read as no list: nvidia-smi's own words are reported
+    run["logs"]["results"][0]["stdout"] = read_fixture("kubernetes", "kubectl-logs-gpu-check-no-gpu-v1.20.2.txt")
+    (result,) = jobs({}, {}, hardware, run)
+    assert (result["status"], result["message"]) == (
+        "fail", "nvidia-smi -L in the pod printed no GPU list (nvidia-smi -L: line 1 is not a GPU or MIG device line: "
+                "'No devices were found'): No devices were found")
+
+
+def test_gpu_pod_plan_refuses_output_that_is_not_a_pod_list():
+    with pytest.raises(AnsibleFilterError, match="^kubectl get pods: the output has no items list [(]a PodList[)]$"):
+        gpu_pod_plan(["gpu01"], {}, {}, '{"kind": "Status"}', POD_SETTINGS)

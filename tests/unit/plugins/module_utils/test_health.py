@@ -44,6 +44,7 @@ IB = "ibstat"
 H100_DIR = "h100-80gb-hbm3-driver580"
 H100 = (H100_DIR, "nvidia-smi-q.xml")
 H200_DIR = "h200-driver580"
+H100B_DIR = "h100-80gb-hbm3-driver580-b"
 H200 = (H200_DIR, "nvidia-smi-q.xml")
 H200_BUSY = (H200_DIR, "nvidia-smi-q-busy.xml")  # 15 s into bf16 matrix products: at its power cap
 V100 = (XML, "8x-tesla-v100s-pcie-32gb-driver460-v11.xml")
@@ -1093,24 +1094,27 @@ def test_hardware(observed, want):
 
 
 # ---------------------------------------------------------------------------
-# The lent H200's own answers replayed: collect + evaluate must give what
-# gpucluster-healthcheck printed there (tests/unit/fixtures/h200-driver580)
+# The lent H200's and H100's own answers replayed: collect + evaluate must give what
+# gpucluster-healthcheck printed there (tests/unit/fixtures/h200-driver580, h100-80gb-hbm3-driver580-b)
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("smi_capture, config, printed", [
-    ("nvidia-smi-q.xml", "healthcheck-config.json", "healthcheck.json"),
-    ("nvidia-smi-q-busy.xml", "healthcheck-config.json", "healthcheck-busy.json"),
-])
-def test_h200_healthcheck_run_replayed(smi_capture, config, printed):
+@pytest.mark.parametrize("capture, smi_capture, config, printed, verdict", [
+    (H200_DIR, "nvidia-smi-q.xml", "healthcheck-config.json", "healthcheck.json", "pass"),
+    (H200_DIR, "nvidia-smi-q-busy.xml", "healthcheck-config.json", "healthcheck-busy.json", "pass"),
+    # the lent H100 of 2026-11-26 (tests/unit/fixtures/h100-80gb-hbm3-driver580-b)
+    (H100B_DIR, "nvidia-smi-q.xml", "healthcheck-config.json", "healthcheck.json", "pass"),
+    (H100B_DIR, "nvidia-smi-q-busy.xml", "healthcheck-config.json", "healthcheck-busy.json", "pass"),
+], ids=["h200", "h200-busy", "h100", "h100-busy"])
+def test_lent_machines_healthcheck_runs_replayed(capture, smi_capture, config, printed, verdict):
     run = Runner({
-        SMI_ARGV: (0, read_fixture(H200_DIR, smi_capture), ""),
-        ("/usr/local/cuda/bin/nvcc", "--version"): (0, read_fixture(H200_DIR, "nvcc-version.txt"), ""),
+        SMI_ARGV: (0, read_fixture(capture, smi_capture), ""),
+        ("/usr/local/cuda/bin/nvcc", "--version"): (0, read_fixture(capture, "nvcc-version.txt"), ""),
         PERSISTENCED: (127, "", "systemctl: not found"),
-        journal(): (127, "", "journalctl: not found"),  # the machine has none (commands-run1.log)
-        ("dmesg",): (0, read_fixture(H200_DIR, "dmesg-xid.txt"), ""),
+        journal(): (127, "", "journalctl: not found"),  # the machines have none (their commands logs)
+        ("dmesg",): (0, read_fixture(capture, "dmesg-xid.txt"), ""),
     })
-    config = json.loads(read_fixture(H200_DIR, config))
+    config = json.loads(read_fixture(capture, config))
     observed = collect(run, reader({}), config["settings"], config["expected"])
-    document = json.loads(read_fixture(H200_DIR, printed))
-    assert (document["node"], document["verdict"]) == ("lent", "pass")
+    document = json.loads(read_fixture(capture, printed))
+    assert (document["node"], document["verdict"]) == ("lent", verdict)
     assert evaluate(observed, config["expected"]) == document["checks"]

@@ -21,6 +21,10 @@ BROADCAST = "superbench-a100x8-broadcast-root-no-redop-nccl-info.log"
 AZUREML = "azureml-k80x4-allreduce-error-column-nccl-info.txt"
 EKS = "eks-efa-t4x2-allreduce-mpirun-tag-output-nccl-info.txt"
 SRUN = "awsome-p5x2-allreduce-srun-label-table-only.txt"
+# Our own, on a lent H100 (nccl-tests 2.19.0, NCCL 2.28.9, one GPU; SOURCES.md).
+OWN = "own-h100x1-allreduce-nccl-tests-2.19.0.txt"
+OWN_INFO = "own-h100x1-allreduce-nccl-tests-2.19.0-nccl-info.txt"
+OWN_DIR = "h100-80gb-hbm3-driver580-b"
 NEW_COLUMNS = ["size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
                "time", "algbw", "busbw", "#wrong"]
 
@@ -59,6 +63,9 @@ def test_every_fixture(name):
          ["size", "count", "type", "redop", "time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"]),
         (EKS, 31, 2, 3.15, 268435456, 1.15327, 0, 0, True, NEW_COLUMNS),
         (SRUN, 32, None, 487.09, 17179869184, None, None, 0, False, NEW_COLUMNS),
+        # one rank: every bus bandwidth is 0, the first size holds the "peak"
+        (OWN, 28, 1, 0.0, 8, 0.0, 0, 0, True, NEW_COLUMNS),
+        (OWN_INFO, 3, 1, 0.0, 1048576, 0.0, 0, 0, True, NEW_COLUMNS),
     ],
 )
 def test_fixture_values(name, rows, nranks, peak, peak_size, avg, out_of_bounds, wrong_total, complete, columns):
@@ -138,6 +145,37 @@ def test_version_lines():
     )
     result = parse_nccl_tests(text)
     assert (result["version"], result["nccl_version"], result["test"]) == ("2.17.9", "2.29.2", "all_reduce_perf")
+
+
+def test_own_h100_capture_of_nccl_tests_2_19():
+    """The version, test and device lines of nccl-tests 2.17+ as printed (our lent H100), and a %g
+    bandwidth (the in-place half of one rank copies nothing: 6e+06 GB/s)."""
+    result = parsed(OWN)
+    assert (result["version"], result["nccl_version"], result["test"]) == ("2.19.0", "2.28.9", "all_reduce_perf")
+    assert result["devices"] == [{"rank": 0, "host": "vm", "device": 0, "bus_id": "0000:00:06",
+                                  "name": "NVIDIA H100 80GB HBM3"}]
+    assert result["settings"] == {"nthreads": 1, "ngpus": 1, "min_bytes": 8, "max_bytes": 1073741824,
+                                  "step": "2(factor)", "warmup_iters": 1, "iters": 20, "agg_iters": 1,
+                                  "validation": 1, "graph": 0, "unalign": 0}
+    assert result["rows"][-1] == {
+        "size_bytes": 1073741824, "count": 268435456, "type": "float", "redop": "sum", "root": -1,
+        "out_of_place": {"time_us": 712.73, "algbw_gbs": 1506.5, "busbw_gbs": 0.0, "wrong": 0, "error": None},
+        "in_place": {"time_us": 0.19, "algbw_gbs": 6000000.0, "busbw_gbs": 0.0, "wrong": 0, "error": None}}
+    # NCCL_DEBUG=INFO: NCCL's lines before and after the table are skipped, the table reads the same
+    info = parsed(OWN_INFO)
+    assert [row["size_bytes"] for row in info["rows"]] == [1048576, 4194304, 16777216]
+    assert info["rows"][2]["out_of_place"]["algbw_gbs"] == 1786.2
+
+
+def test_own_h100_capture_of_a_failed_start():
+    """-g 2 on the one GPU: nccl-tests stops after the device list; the reason is on its stderr only."""
+    with pytest.raises(NcclTestsError) as exc:
+        parse_nccl_tests(read_fixture(OWN_DIR, "nccl-all-reduce-one-more-gpu.txt"))
+    assert str(exc.value) == ("nccl-tests output has no results header ('#  size  count  type ...'); it reports: "
+                              ".. vm pid 918: Test failure common.cu:1232")
+    assert read_fixture(OWN_DIR, "nccl-all-reduce-one-more-gpu.txt.stderr") == (
+        "Invalid number of GPUs: 2 requested but only 1 were found.\n"
+        "Please check the number of processes and GPUs per process.\n")
 
 
 def _replace_once(text, old, new):

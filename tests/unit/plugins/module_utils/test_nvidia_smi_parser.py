@@ -14,6 +14,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._nvidia_smi import
     command_error,
     merge_topology,
     parse_cpu_list,
+    parse_list,
     parse_topology,
     parse_xml,
     scan_pci,
@@ -378,3 +379,55 @@ def test_scan_pci_cpu_node(tmp_path):
 
 def test_scan_pci_no_sysfs(tmp_path):
     assert scan_pci(str(tmp_path / "missing"))["gpu_count"] == 0
+
+
+# ---------------------------------------------------------------------------
+# nvidia-smi -L
+# ---------------------------------------------------------------------------
+
+H200_LIST = read_fixture("h200-driver580", "nvidia-smi-L.txt")
+H200_LINE = "GPU 0: NVIDIA H200 (UUID: GPU-0d427690-ef55-14cc-625c-7cef66684e67)"
+# MIG device lines in the layout NVIDIA's MIG user guide prints under a GPU in MIG mode (no MIG
+# capture of ours: the lent machines' MIG mode stays as it is), under our H200's line.
+MIG_LINES = ("  MIG 1g.18gb     Device  0: (UUID: MIG-ffda444c-c706-57c6-98c9-67c441a0b109)\n"
+             "  MIG 3g.71gb     Device  1: (UUID: MIG-fe9bc608-60f5-5479-8cc4-1827021d27a9)\n")
+
+
+def test_list_h200_capture():
+    assert H200_LIST == H200_LINE + "\n"
+    assert parse_list(H200_LIST) == [{"index": 0, "name": "NVIDIA H200",
+                                      "uuid": "GPU-0d427690-ef55-14cc-625c-7cef66684e67", "mig": []}]
+
+
+def test_list_h100_capture():
+    assert parse_list(read_fixture("h100-80gb-hbm3-driver580-b", "nvidia-smi-L.txt")) == [
+        {"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-8ca33e10-291f-cd98-b007-e77292564a65", "mig": []}]
+
+
+def test_list_two_gpus_with_mig_devices():
+    text = H200_LIST + MIG_LINES + H200_LINE.replace("GPU 0", "GPU 1").replace("0d427690", "1d427690") + "\n"
+    gpus = parse_list(text)
+    assert [(g["index"], g["uuid"]) for g in gpus] == [(0, "GPU-0d427690-ef55-14cc-625c-7cef66684e67"),
+                                                      (1, "GPU-1d427690-ef55-14cc-625c-7cef66684e67")]
+    assert gpus[0]["mig"] == [
+        {"profile": "1g.18gb", "index": 0, "uuid": "MIG-ffda444c-c706-57c6-98c9-67c441a0b109"},
+        {"profile": "3g.71gb", "index": 1, "uuid": "MIG-fe9bc608-60f5-5479-8cc4-1827021d27a9"}]
+    assert gpus[1]["mig"] == []
+
+
+@pytest.mark.parametrize("output, message", [
+    ("", "nvidia-smi -L: no GPU listed"),
+    ("No devices were found\n", "nvidia-smi -L: line 1 is not a GPU or MIG device line: 'No devices were found'"),
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+     "NVIDIA driver is installed and running.\n",
+     "nvidia-smi -L: line 1 is not a GPU or MIG device line: \"NVIDIA-SMI has failed because it couldn't communicate "
+     "with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\""),
+    (MIG_LINES, "nvidia-smi -L: line 1 is not a GPU or MIG device line: "
+                "'MIG 1g.18gb     Device  0: (UUID: MIG-ffda444c-c706-57c6-98c9-67c441a0b109)'"),
+    (H200_LIST + "GPU 1: NVIDIA H200 (UUID: 0d427690)\n",
+     "nvidia-smi -L: line 2 is not a GPU or MIG device line: 'GPU 1: NVIDIA H200 (UUID: 0d427690)'"),
+], ids=["empty", "no-devices", "no-driver", "mig-without-gpu", "uuid-without-prefix"])
+def test_list_errors(output, message):
+    with pytest.raises(NvidiaSmiError) as exc:
+        parse_list(output)
+    assert str(exc.value) == message

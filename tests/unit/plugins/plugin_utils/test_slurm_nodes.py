@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils._slurm_nodes import (
-    definition_text, node_lines, parse_gres_lines, parse_node_lines,
+    definition_text, node_lines, parse_gres_lines, parse_node_lines, restart_changes,
 )
 
 COMPUTES = ["master", "worker1", "worker2"]
@@ -138,3 +138,39 @@ def test_hostlists_are_compressed():
     hosts = ["gpu%02d" % n for n in range(1, 11)]
     result = node_lines(hosts, hosts, {h: {"CPUs": 4} for h in hosts}, {}, [], [])
     assert result["node_lines"] == ["NodeName=gpu[01-10] CPUs=4 State=UNKNOWN"]
+
+
+# ---------------------------------------------------------------------------
+# restart_changes: the settings only a restart applies before Slurm 23.11
+# ---------------------------------------------------------------------------
+
+KEYS = ["AuthType", "PluginDir", "SlurmctldHost", "SlurmctldParameters", "SlurmctldPort", "SlurmdPort",
+        "StateSaveLocation"]
+# The lines of those settings in a slurm.conf the role wrote for two controllers (configless).
+ON_NODE = ["SlurmctldHost=ctl1(10.0.0.1)", "SlurmctldHost=ctl2(10.0.0.2)", "AuthType=auth/munge",
+           "SlurmctldParameters=enable_configless", "SlurmctldPort=6817", "SlurmdPort=6818",
+           "StateSaveLocation=/var/spool/slurmctld/state"]
+NEW = ["# managed by Ansible", "ClusterName=lab"] + ON_NODE + ["SchedulerType=sched/backfill",
+                                                               "NodeName=gpu01 CPUs=64 State=UNKNOWN"]
+
+
+@pytest.mark.parametrize("new, old, changed", [
+    (NEW, ON_NODE, []),
+    # the same lines in another order of the settings: no restart
+    (NEW, list(reversed(ON_NODE[2:])) + ON_NODE[:2], []),
+    # the backup promoted to primary: the order of SlurmctldHost is the failover order
+    (NEW[:2] + [ON_NODE[1], ON_NODE[0]] + NEW[4:], ON_NODE, ["SlurmctldHost"]),
+    # configless turned on again, a backup controller added
+    ([line.replace("enable_configless", "enable_configless,idle_on_node_suspend") for line in NEW]
+     + ["SlurmctldHost=ctl3(10.0.0.3)"], ON_NODE, ["SlurmctldHost", "SlurmctldParameters"]),
+    # a setting removed, one added
+    ([line for line in NEW if not line.startswith("SlurmdPort=")] + ["PluginDir=/usr/lib/slurm"], ON_NODE,
+     ["PluginDir", "SlurmdPort"]),
+    # other settings do not count; a key that is the prefix of another is not confused with it
+    (NEW + ["SlurmctldPidFile=/run/slurmctld.pid"], ON_NODE + ["SlurmctldPidFile=/var/run/slurmctld.pid"], []),
+    # no slurm.conf on the node before: nothing runs with it
+    (NEW, [], []),
+], ids=["same", "reordered-settings", "failover-order", "changed-and-added", "removed-and-added", "other-keys",
+        "no-file-before"])
+def test_restart_changes(new, old, changed):
+    assert restart_changes(new, old, KEYS) == changed

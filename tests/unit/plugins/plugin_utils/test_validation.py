@@ -41,6 +41,11 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     failed_actions,
     failing_checks,
     gpu_jobs,
+    gpu_pod_name,
+    gpu_pod_plan,
+    gpu_pod_results,
+    gpu_pods_waiting,
+    gpus_in_use,
     fastest_active_port,
     judge,
     maintenance_errors,
@@ -1181,7 +1186,26 @@ H200_DIR = "h200-driver580"
 ])
 def test_ddp_result_of_the_runs_on_a_real_h200(stdout, stderr, rc, status, measured, message):
     """gpucluster-ddp-smoke.py's real output on a lent H200 (tests/unit/fixtures/h200-driver580)."""
-    out = ddp_result(read_fixture(H200_DIR, stdout), ["vm"], rc, read_fixture(H200_DIR, stderr) if stderr else "")
+    check_ddp_run(H200_DIR, stdout, stderr, rc, status, measured, message)
+
+
+@pytest.mark.parametrize("stdout, stderr, rc, status, measured, message", [
+    ("ddp-nccl-1rank.txt", None, 0, "pass", "loss 1.657 -> 0.1331, 1 ranks on vm, nccl, weights identical",
+     "1 rank(s) on 1 node(s) trained 50 steps with nccl: the mean of the last 5 losses is 0.083 x the first "
+     "(limit 0.5 x) and every rank holds identical weights."),
+    ("ddp-torchrun-1gpu.txt", None, 0, "pass", "loss 1.657 -> 0.1331, 1 ranks on vm, nccl, weights identical", None),
+    ("ddp-gloo-2ranks.txt", None, 0, "pass", "loss 1.762 -> 0.1311, 2 ranks on vm, gloo, weights identical", None),
+    ("ddp-nccl-one-more-rank.txt", "ddp-nccl-one-more-rank.txt.stderr", 1, "fail", None,
+     "the job printed 0 result lines (rc=1): gpucluster-ddp-smoke: error: local rank 1 has no GPU: 1 visible "
+     "(CUDA_VISIBLE_DEVICES=unset); start at most 1 process(es) per node"),
+])
+def test_ddp_result_of_the_runs_on_a_real_h100(stdout, stderr, rc, status, measured, message):
+    """The same runs on a lent H100 (tests/unit/fixtures/h100-80gb-hbm3-driver580-b): same seed, same losses."""
+    check_ddp_run("h100-80gb-hbm3-driver580-b", stdout, stderr, rc, status, measured, message)
+
+
+def check_ddp_run(capture, stdout, stderr, rc, status, measured, message):
+    out = ddp_result(read_fixture(capture, stdout), ["vm"], rc, read_fixture(capture, stderr) if stderr else "")
     assert (out["status"], out["measured"], out["hosts"]) == (status, measured, ["vm"])
     if message:
         assert out["message"] == message
@@ -1292,3 +1316,187 @@ def _item(host, rc=0, stderr="", **extra):
 ])
 def test_failed_actions(actions, want):
     assert failed_actions(actions) == want
+
+
+# ---------------------------------------------------------------------------
+# Kubernetes: a GPU pod on every GPU node. The pods as kubectl printed them on the
+# kubernetes scenario's cluster (v1.20.2, gpu01 with the emulated 8x V100S; tests/unit/fixtures/
+# kubernetes, SOURCES.md): the validation's pod that listed 8 GPUs, one whose image is not
+# there, one asking for 9 GPUs, one given no GPU; and all namespaces while train-0 holds 2 GPUs.
+# ---------------------------------------------------------------------------
+
+PODS = read_fixture("kubernetes", "kubectl-get-pods-validation-states-v1.20.2.json")
+ALL_PODS = read_fixture("kubernetes", "kubectl-get-pods-all-namespaces-gpu-held-v1.20.2.json")
+POD_SETTINGS = {"run": "20261126T1600Z", "namespace": "gpucluster-validation", "image": "gpc-test.local/gpu-check:v1",
+                "runtime_class": "nvidia", "resource": "nvidia.com/gpu", "timeout": 120}
+POD_NAMES = ["gpucluster-validation-gpu-gpu01", "gpucluster-validation-gpu-nine", "gpucluster-validation-gpu-none",
+             "gpucluster-validation-gpu-pull"]
+SCHEDULER = "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node affinity."
+
+
+def kube_nodes(**cordons):
+    """Kubernetes' view of gpu01..gpu03 (parse_kubectl_nodes' shape); cordons: host -> mark (None: an admin's)."""
+    out = {}
+    for host in ("gpu01", "gpu02", "gpu03"):
+        cordoned = host in cordons
+        out[host] = {"node": host, "unschedulable": cordoned, "mark": cordons.get(host), "stale": False}
+    return out
+
+
+def test_gpus_in_use_of_a_real_cluster():
+    # train-0 (default) holds 2 GPUs on gpu01; the control plane, the operator's pods (not started:
+    # no image) and gpc-verify-gpu02 hold none
+    assert gpus_in_use(ALL_PODS, "nvidia.com/gpu") == {"gpu01": ["default/train-0 (2)"]}
+    assert gpus_in_use(ALL_PODS, "nvidia.com/mig-1g.10gb") == {}
+    # the validation's own pods never count
+    assert gpus_in_use(PODS, "nvidia.com/gpu") == {}
+
+
+def test_gpus_in_use_counts_init_containers_as_the_scheduler_does():
+    pod = {"metadata": {"name": "p", "namespace": "ml"}, "spec": {"nodeName": "gpu02", "containers": [
+        {"resources": {"limits": {"nvidia.com/gpu": "1"}}}, {"resources": {"requests": {"nvidia.com/gpu": "2"}}}],
+        "initContainers": [{"resources": {"limits": {"nvidia.com/gpu": "4"}}}]}, "status": {"phase": "Pending"}}
+    assert gpus_in_use(json.dumps({"items": [pod]}), "nvidia.com/gpu") == {"gpu02": ["ml/p (4)"]}
+    pod["spec"]["initContainers"] = []
+    assert gpus_in_use(json.dumps({"items": [pod]}), "nvidia.com/gpu") == {"gpu02": ["ml/p (3)"]}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("Error from server (Forbidden)", "kubectl get pods: the output is not JSON (Expecting value: line 1 column 1 (char 0))"),
+    ('{"kind": "PodList"}', "kubectl get pods: the output has no items list (a PodList)"),
+    ('{"items": [{"metadata": {}}]}', "kubectl get pods: item 0 has no metadata.name"),
+    ('{"items": [{"metadata": {"name": "p"}, "spec": {"nodeName": "n", "containers": [{"resources": {"limits": '
+     '{"nvidia.com/gpu": "1k"}}}]}}]}', "kubectl get pods: pod p asks for '1k' nvidia.com/gpu, not a whole number"),
+], ids=["not-json", "no-items", "no-name", "quantity"])
+def test_gpus_in_use_errors(text, message):
+    with pytest.raises(RuleError) as exc:
+        gpus_in_use(text, "nvidia.com/gpu")
+    assert str(exc.value) == message
+
+
+def test_gpu_pod_plan_chooses_the_nodes_and_makes_the_pods():
+    plan = gpu_pod_plan(["gpu03", "gpu01", "gpu02", "cpu1", "gpu10"],
+                        dict(kube_nodes(gpu02=None, gpu03="gpucluster-validation: gpu_count"),
+                             gpu10={"node": "gpu10.lab", "unschedulable": False, "mark": None, "stale": False}),
+                        {"gpu01": "pass", "gpu02": "pass", "gpu03": "warn", "gpu10": "fail", "cpu1": "pass"},
+                        {"gpu01": 8, "gpu02": 8, "gpu03": 4, "gpu10": 8, "cpu1": 0},
+                        {}, POD_SETTINGS)
+    # gpu02: an admin's cordon; gpu10: passive checks failed; cpu1: no GPU (and unknown to Kubernetes).
+    # gpu03, cordoned by this validation, is tested again.
+    assert plan["pods"] == {"gpu01": {"name": "gpucluster-validation-gpu-gpu01", "node": "gpu01", "gpus": 8},
+                            "gpu03": {"name": "gpucluster-validation-gpu-gpu03", "node": "gpu03", "gpus": 4}}
+    assert plan["skipped"] == []
+    namespace, pod01, pod03 = plan["manifest"]["items"]
+    assert plan["manifest"]["kind"] == "List"
+    assert namespace == {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": "gpucluster-validation", "labels": {"app.kubernetes.io/managed-by": "gpucluster-validation"}}}
+    assert pod03["metadata"] == {"name": "gpucluster-validation-gpu-gpu03", "namespace": "gpucluster-validation",
+                                 "labels": {"app.kubernetes.io/name": "gpu-check",
+                                            "app.kubernetes.io/managed-by": "gpucluster-validation",
+                                            "gpucluster.core/validation-run": "20261126T1600Z"}}
+    spec = pod03["spec"]
+    assert spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu03"]}]}]}
+    assert spec["tolerations"] == [{"operator": "Exists", "effect": "NoSchedule"}]
+    assert (spec["restartPolicy"], spec["activeDeadlineSeconds"], spec["runtimeClassName"]) == ("Never", 120, "nvidia")
+    assert spec["automountServiceAccountToken"] is False
+    (container,) = spec["containers"]
+    assert (container["image"], container["command"], container["resources"]) == (
+        "gpc-test.local/gpu-check:v1", ["nvidia-smi", "-L"], {"limits": {"nvidia.com/gpu": "4"}})
+    assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    assert pod01["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "8"}}
+
+
+def test_gpu_pod_plan_skips_a_busy_node_and_the_runtime_class_can_be_left_out():
+    plan = gpu_pod_plan(["gpu01", "gpu02"], kube_nodes(), {"gpu01": "pass", "gpu02": "pass"}, {"gpu01": 8, "gpu02": 8},
+                        gpus_in_use(ALL_PODS, "nvidia.com/gpu"), dict(POD_SETTINGS, runtime_class=""))
+    assert list(plan["pods"]) == ["gpu02"]
+    assert "runtimeClassName" not in plan["manifest"]["items"][1]["spec"]
+    assert plan["skipped"] == [{
+        "check": "kubernetes_gpu_pod", "hosts": ["gpu01"], "measured": None, "expected": 8, "unit": "GPUs",
+        "source": "a pod asking for 8 nvidia.com/gpu (gpc-test.local/gpu-check:v1, nvidia-smi -L)", "series": [],
+        "status": "skip", "message": "its GPUs are in use by default/train-0 (2): no GPU pod on a busy node"}]
+
+
+def test_gpu_pod_name_stays_a_dns_subdomain():
+    assert gpu_pod_name("gpu01.lab.example.org") == "gpucluster-validation-gpu-gpu01.lab.example.org"
+    long_name = gpu_pod_name("n" * 240)
+    assert len(long_name) == 253 and long_name.startswith("gpucluster-validation-gpu-nnn")
+    assert gpu_pod_name("n" * 240) != gpu_pod_name("n" * 239 + "m")
+
+
+def test_gpu_pods_waiting_on_real_pod_states():
+    # completed, failed and image not pulled: nothing to wait for; unschedulable: a minute
+    assert gpu_pods_waiting(PODS, POD_NAMES, 5) == ["gpucluster-validation-gpu-nine"]
+    assert gpu_pods_waiting(PODS, POD_NAMES, 60) == []
+    assert gpu_pods_waiting(PODS, POD_NAMES + ["gone"], 5, schedule_wait=3) == []
+
+
+def pod_plan(*hosts_names):
+    return {"pods": {host: {"name": name, "node": "gpu01", "gpus": gpus} for host, name, gpus in hosts_names},
+            "skipped": []}
+
+
+def test_gpu_pod_results_on_real_pod_states():
+    plan = pod_plan(("gpu01", "gpucluster-validation-gpu-gpu01", 8), ("gpu02", "gpucluster-validation-gpu-nine", 9),
+                    ("gpu03", "gpucluster-validation-gpu-none", 1), ("gpu04", "gpucluster-validation-gpu-pull", 1),
+                    ("gpu05", "gpucluster-validation-gpu-gone", 8))
+    logs = {"gpucluster-validation-gpu-gpu01": {"rc": 0, "stdout": read_fixture("kubernetes", "kubectl-logs-gpu-check-v1.20.2.txt")},
+            "gpucluster-validation-gpu-none": {"rc": 0, "stdout": read_fixture("kubernetes", "kubectl-logs-gpu-check-no-gpu-v1.20.2.txt")}}
+    lists = {"gpucluster-validation-gpu-gpu01": v100_uuids(),
+             "gpucluster-validation-gpu-none": "nvidia-smi -L: line 1 is not a GPU or MIG device line: 'No devices were found'"}
+    results = gpu_pod_results(plan, {"rc": 0}, PODS, logs, {"gpu01": v100_uuids()}, lists, POD_SETTINGS)
+    assert [(r["hosts"], r["status"], r["measured"], r["message"]) for r in results] == [
+        (["gpu01"], "pass", 8, "the pod saw the node's 8 GPUs"),
+        (["gpu02"], "fail", None, "not scheduled on gpu01: " + SCHEDULER),
+        (["gpu03"], "fail", None, "the pod failed (exit 6 (Error)): No devices were found"),
+        (["gpu04"], "warn", None, 'could not pull gpc-test.local/gpu-check:v1 (ImagePullBackOff: Back-off pulling image '
+                                  '"gpc-test.local/absent:v1"); set validation_gpu_container_image to an image the nodes '
+                                  'can pull'),
+        (["gpu05"], "fail", None, "the pod gpucluster-validation-gpu-gone was gone before it ended"),
+    ]
+    assert results[0]["source"] == "a pod asking for 8 nvidia.com/gpu (gpc-test.local/gpu-check:v1, nvidia-smi -L)"
+    assert {r["check"] for r in results} == {"kubernetes_gpu_pod"}
+
+
+def test_gpu_pod_results_other_gpus_and_no_list():
+    plan = pod_plan(("gpu01", "gpucluster-validation-gpu-gpu01", 8))
+    other = v100_uuids()[1:] + ["GPU-8ca33e10-291f-cd98-b007-e77292564a65"]
+    out = gpu_pod_results(plan, {"rc": 0}, PODS, {}, {"gpu01": v100_uuids()},
+                          {"gpucluster-validation-gpu-gpu01": other}, POD_SETTINGS)
+    assert (out[0]["status"], out[0]["measured"], out[0]["message"]) == (
+        "fail", 8, "the pod saw 8 GPUs, the node has 8: missing %s; not the node's: "
+                   "GPU-8ca33e10-291f-cd98-b007-e77292564a65" % v100_uuids()[0])
+    err = read_fixture("kubernetes", "kubectl-logs-gpu-check-not-pulled-v1.20.2.stderr.txt")
+    out = gpu_pod_results(plan, {"rc": 0}, PODS, {"gpucluster-validation-gpu-gpu01": {"rc": 1, "stderr": err}},
+                          {"gpu01": v100_uuids()}, {}, POD_SETTINGS)
+    assert (out[0]["status"], out[0]["message"]) == (
+        "fail", "nvidia-smi -L in the pod printed no GPU list (its log could not be read): " + " ".join(err.split()))
+
+
+def test_gpu_pod_results_when_the_pods_could_not_be_created():
+    plan = pod_plan(("gpu01", "gpucluster-validation-gpu-gpu01", 8))
+    plan["skipped"] = [{"check": "kubernetes_gpu_pod", "hosts": ["gpu02"], "status": "skip", "message": "busy"}]
+    err = ('Error from server (Forbidden): error when creating "STDIN": pods "gpucluster-validation-gpu-gpu01" is '
+           'forbidden: pod rejected: RuntimeClass "nvidia" not found')
+    out = gpu_pod_results(plan, {"rc": 1, "stderr": err}, None, {}, {}, {}, POD_SETTINGS)
+    assert [(r["hosts"], r["status"]) for r in out] == [(["gpu01"], "warn"), (["gpu02"], "skip")]
+    assert out[0]["message"] == (
+        "the pod could not be created (kubectl apply exited 1: %s); check validation_kubernetes_namespace, "
+        "validation_kubernetes_runtime_class and validation_gpu_container_image" % err)
+
+
+def test_gpu_pod_results_timed_out():
+    pods = json.loads(PODS)
+    pending = copy.deepcopy(next(p for p in pods["items"] if p["metadata"]["name"] == "gpucluster-validation-gpu-nine"))
+    pending["status"] = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True"}],
+                         "containerStatuses": [{"state": {"waiting": {"reason": "ContainerCreating"}}}]}
+    running = copy.deepcopy(pending)
+    running["metadata"]["name"] = "gpucluster-validation-gpu-run"
+    running["status"] = {"phase": "Running", "containerStatuses": [{"state": {"running": {}}}]}
+    text = json.dumps({"items": [pending, running]})
+    plan = pod_plan(("gpu01", "gpucluster-validation-gpu-nine", 9), ("gpu02", "gpucluster-validation-gpu-run", 8))
+    assert gpu_pods_waiting(text, list(p["name"] for p in plan["pods"].values()), 100) == [
+        "gpucluster-validation-gpu-nine", "gpucluster-validation-gpu-run"]
+    out = gpu_pod_results(plan, {"rc": 0}, text, {}, {}, {}, POD_SETTINGS)
+    assert [r["message"] for r in out] == ["did not start within 120s (ContainerCreating)", "still running after 120s"]

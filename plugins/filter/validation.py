@@ -175,24 +175,39 @@ def _dcgm_diag(host: str, run: Mapping[str, Any]) -> Dict[str, Any]:
     return v.dcgm_diag_result(host, run["level"], parsed, None)
 
 
+def _pods_read(result: Optional[Mapping[str, Any]]) -> Any:
+    """(the PodList text, None) from a registered ``kubectl get pods --output=json``, else (None, why)."""
+    if not result or result.get("skipped"):
+        return None, "not read"
+    if result.get("rc") != 0:
+        return None, "kubectl exited %s: %s" % (result.get("rc"), result.get("stderr") or result.get("msg") or "")
+    try:
+        v.pod_items(result.get("stdout") or "")
+    except RuleError as exc:
+        return None, str(exc)
+    return result["stdout"], None
+
+
 def _gpu_pod_plan(hosts: Sequence[str], hostvars: Mapping[str, Any], kubernetes_nodes: Mapping[str, Any],
-                  pods_text: str, settings: Mapping[str, Any]) -> Dict[str, Any]:
+                  pods: Mapping[str, Any], settings: Mapping[str, Any]) -> Dict[str, Any]:
     """The GPU pods to start (gpu_pod_plan), each node's GPUs and verdict from its passive checks
-    (``__validation_health``), the GPUs in use from ``kubectl get pods --all-namespaces``."""
+    (``__validation_health``), the GPUs in use from the registered ``kubectl get pods
+    --all-namespaces`` (``pods``; when it failed, every chosen node warns)."""
     verdicts = {}
     counts = {}
     for host in hosts:
         health = hostvars.get(host, {}).get("__validation_health") or {}
         verdicts[host] = health.get("verdict")
         counts[host] = (health.get("hardware") or {}).get("gpu_count")
-    return v.gpu_pod_plan(hosts, kubernetes_nodes, verdicts, counts,
-                          v.gpus_in_use(pods_text, settings["resource"]), settings)
+    text, error = _pods_read(pods)
+    in_use = v.gpus_in_use(text, settings["resource"]) if text is not None else None
+    return v.gpu_pod_plan(hosts, kubernetes_nodes, verdicts, counts, in_use, settings, error)
 
 
 def _gpu_pods(run: Mapping[str, Any], hardware: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """The GPU pods judged: ``run`` holds the plan, kubectl apply's registered result (created), the
-    run's pods after the wait (pods: kubectl's JSON), the registered ``kubectl logs`` loop (logs)
-    and the settings."""
+    registered read of the run's pods after the wait (pods), the registered ``kubectl logs`` loop
+    (logs) and the settings."""
     logs: Dict[str, Dict[str, Any]] = {}
     lists: Dict[str, Any] = {}
     for item in (run.get("logs") or {}).get("results") or []:
@@ -206,8 +221,10 @@ def _gpu_pods(run: Mapping[str, Any], hardware: Mapping[str, Any]) -> List[Dict[
                 lists[item["item"]] = str(exc)
     uuids = {host: (node or {}).get("gpu_uuids") or [] for host, node in hardware.items()}
     created = run.get("created") or {}
-    return v.gpu_pod_results(run.get("plan") or {}, {"rc": created.get("rc"), "stderr": created.get("stderr") or created.get("msg")},
-                             run.get("pods"), logs, uuids, lists, run.get("settings") or {})
+    text, error = _pods_read(run.get("pods"))
+    return v.gpu_pod_results(run.get("plan") or {}, {"rc": created.get("rc"), "stderr": created.get("stderr") or created.get("msg"),
+                                                     "read_error": error},
+                             text, logs, uuids, lists, run.get("settings") or {})
 
 
 def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, Any]],

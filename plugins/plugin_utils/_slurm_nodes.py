@@ -157,13 +157,14 @@ def report(result: Mapping[str, Any]) -> List[str]:
     return messages
 
 
-def restart_changes(new: Sequence[str], old: Sequence[str], keys: Sequence[str]) -> List[str]:
+def restart_changes(new: Sequence[str], old: Sequence[str], keys: Sequence[str], existed: bool = True) -> List[str]:
     """The settings of ``keys`` whose slurm.conf lines differ between the new file (``new``, its
     lines) and the one on the node (``old``: its lines of those settings), each setting's lines
     compared in file order: the order of the SlurmctldHost lines names the primary controller and
-    its backups. Lines of other settings are ignored. An empty ``old`` (no slurm.conf before: no
-    daemon runs with it) changes nothing."""
-    if not old:
+    its backups. Lines of other settings are ignored. No slurm.conf on the node before
+    (``existed`` false: no daemon runs with it) changes nothing; a file without any of those
+    lines (written by hand, with the old ControlMachine name) changes every one set now."""
+    if not existed:
         return []
 
     def lines(text: Sequence[str], key: str) -> List[str]:

@@ -411,12 +411,14 @@ CORDON_KINDS = ("cordoned", "uncordoned", "none", "kept cordoned (admin)", "woul
 
 
 def parse_kubectl_nodes(text: str, names: Mapping[str, str], mark: str) -> Dict[str, Dict[str, Any]]:
-    """``kubectl get nodes --output=json`` -> {inventory host: {node, unschedulable, mark, stale}}.
+    """``kubectl get nodes --output=json`` -> {inventory host: {node, unschedulable, mark, stale, devices}}.
 
     ``names`` maps each inventory host to its Kubernetes node name; hosts Kubernetes does not
     know are left out. ``mark`` is the annotation the validation puts on the nodes it cordons:
     its value (the reason) or None. ``stale``: the mark is there but the node is schedulable
-    (someone uncordoned it by hand), so the mark no longer says who cordoned it.
+    (someone uncordoned it by hand), so the mark no longer says who cordoned it. ``devices``: the
+    node's allocatable extended resources (those a device plugin advertises, ``nvidia.com/gpu``),
+    as numbers.
     """
     try:
         data = json.loads(text)
@@ -438,8 +440,17 @@ def parse_kubectl_nodes(text: str, names: Mapping[str, str], mark: str) -> Dict[
         annotations = meta.get("annotations")
         value = annotations.get(mark) if isinstance(annotations, Mapping) else None
         value = value if isinstance(value, str) else None
+        devices = {}
+        allocatable = _section(_section(item, "status"), "allocatable")
+        for resource, quantity in allocatable.items():
+            if "/" in str(resource):
+                try:
+                    devices[str(resource)] = int(str(quantity))
+                except ValueError:
+                    raise RuleError("kubectl get nodes: node %s: allocatable %s is %r, not a whole number"
+                                    % (name, resource, quantity))
         by_name[name] = {"node": name, "unschedulable": unschedulable, "mark": value,
-                         "stale": value is not None and not unschedulable}
+                         "stale": value is not None and not unschedulable, "devices": devices}
     return {host: dict(by_name[name]) for host, name in names.items() if name in by_name}
 
 
@@ -775,7 +786,7 @@ def _section(item: Any, key: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _pods(text: str, what: str) -> List[Mapping[str, Any]]:
+def pod_items(text: str, what: str = "kubectl get pods") -> List[Mapping[str, Any]]:
     """A PodList from kubectl's JSON, each item with its metadata.name."""
     try:
         data = json.loads(text)
@@ -814,7 +825,7 @@ def gpus_in_use(text: str, resource: str) -> Dict[str, List[str]]:
     the pods that have not ended and hold ``resource`` on each node (the validation's own left out)."""
     what = "kubectl get pods"
     out: Dict[str, List[str]] = {}
-    for pod in _pods(text, what):
+    for pod in pod_items(text, what):
         meta = pod["metadata"]
         node = _section(pod, "spec").get("nodeName")
         if (_section(meta, "labels").get("app.kubernetes.io/managed-by") == POD_MANAGER or not node
@@ -830,7 +841,7 @@ def gpu_pod_name(node: str) -> str:
     """The validation's GPU pod on ``node``: a DNS subdomain of at most 253 characters."""
     name = _POD_PREFIX + node
     if len(name) > 253:
-        name = "%s-%08x" % (name[:244], zlib.crc32(node.encode("utf-8")) & 0xFFFFFFFF)
+        name = "%s-%08x" % (name[:244].rstrip(".-"), zlib.crc32(node.encode("utf-8")) & 0xFFFFFFFF)
     return name
 
 
@@ -838,7 +849,7 @@ def _gpu_pod(name: str, node: str, gpus: int, settings: Mapping[str, Any]) -> Di
     spec: Dict[str, Any] = {
         "restartPolicy": "Never",
         "activeDeadlineSeconds": int(settings["timeout"]),
-        "terminationGracePeriodSeconds": 0,
+        "terminationGracePeriodSeconds": 1,
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
         # Placed by the scheduler (so the node's allocatable GPUs decide), on this node only, as a
@@ -855,7 +866,8 @@ def _gpu_pod(name: str, node: str, gpus: int, settings: Mapping[str, Any]) -> Di
             "command": ["nvidia-smi", "-L"],
             "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}],
             "resources": {"limits": {settings["resource"]: str(gpus)}},
-            "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+            "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                                "seccompProfile": {"type": "RuntimeDefault"}},
         }],
     }
     if settings.get("runtime_class"):
@@ -868,13 +880,19 @@ def _gpu_pod(name: str, node: str, gpus: int, settings: Mapping[str, Any]) -> Di
 
 def gpu_pod_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any]],
                  verdicts: Mapping[str, Optional[str]], gpu_counts: Mapping[str, Optional[int]],
-                 in_use: Mapping[str, Sequence[str]], settings: Mapping[str, Any]) -> Dict[str, Any]:
+                 in_use: Optional[Mapping[str, Sequence[str]]], settings: Mapping[str, Any],
+                 pods_error: Optional[str] = None) -> Dict[str, Any]:
     """Which GPU nodes run a GPU pod, and the objects to apply.
 
-    A node takes part when Kubernetes knows it, it has GPUs (``gpu_counts``), its passive checks
-    did not fail (``verdicts``) and nobody else cordoned it (an admin's cordon is left alone; a
-    node this validation cordoned is tested again). The pod asks for all the node's GPUs, so a
-    node whose GPUs other pods hold now gets a ``skip`` result naming them instead.
+    A node takes part when Kubernetes knows it, it has GPUs (``gpu_counts``: the passive checks'
+    read, else what Kubernetes advertises), its passive checks did not fail (``verdicts``) and
+    nobody else cordoned it (an admin's cordon is left alone; a node this validation cordoned is
+    tested again). The pod asks for all the node's GPUs, so a node whose GPUs other pods hold now
+    gets a ``skip`` result naming them instead. A node where Kubernetes advertises none of the
+    resource (no device plugin yet: the GPU Operator not deployed, or its plugin still starting
+    after a reboot) gets a ``warn`` instead of a pod that could never be scheduled; fewer than the
+    node's GPUs still runs the pod, which the scheduler then refuses (a fail: GPUs missing).
+    ``in_use`` None with ``pods_error``: the pods could not be read, each node warns.
     ``settings``: run (the run id), namespace, image, runtime_class, resource, timeout.
     Returns {pods: {host: {name, node, gpus}}, manifest: a v1 List of the namespace and the pods,
     skipped: [results]}.
@@ -885,15 +903,22 @@ def gpu_pod_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any
         "name": settings["namespace"], "labels": {"app.kubernetes.io/managed-by": POD_MANAGER}}}]
     for host in sorted(hosts, key=natural_key):
         node = kubernetes.get(host)
-        gpus = gpu_counts.get(host) or 0
-        if not node or not gpus or verdicts.get(host) == "fail":
+        if not node or verdicts.get(host) == "fail":
             continue
-        if node.get("unschedulable") and node.get("mark") is None:
+        advertised = (node.get("devices") or {}).get(settings["resource"], 0)
+        gpus = gpu_counts.get(host) or advertised
+        if not gpus or (node.get("unschedulable") and node.get("mark") is None):
             continue
-        busy = list(in_use.get(node["node"]) or [])
-        if busy:
-            skipped.append(dict(_gpu_pod_result(host, gpus, settings), status="skip",
-                                message="its GPUs are in use by %s: no GPU pod on a busy node" % ", ".join(busy)))
+        why = None
+        if in_use is None:
+            why = "warn", "could not read the pods that hold GPUs (%s): no GPU pod" % output_tail(pods_error, 300)
+        elif in_use.get(node["node"]):
+            why = "skip", "its GPUs are in use by %s: no GPU pod on a busy node" % ", ".join(in_use[node["node"]])
+        elif not advertised:
+            why = "warn", ("Kubernetes advertises no %s on %s (no device plugin there yet: the GPU Operator not "
+                           "deployed, or its device plugin still starting): no GPU pod" % (settings["resource"], node["node"]))
+        if why:
+            skipped.append(dict(_gpu_pod_result(host, gpus, settings), status=why[0], message=why[1]))
             continue
         name = gpu_pod_name(node["node"])
         pods[host] = {"name": name, "node": node["node"], "gpus": gpus}
@@ -930,7 +955,7 @@ def gpu_pods_waiting(text: str, names: Sequence[str], elapsed: float, schedule_w
     """The named pods still worth waiting for (``kubectl get pods --output=json`` of the run): not
     ended, not stopped at their image or at starting their container, and not unschedulable for
     ``schedule_wait`` seconds. A pod missing from the list is not waited for."""
-    by_name = {pod["metadata"]["name"]: pod for pod in _pods(text, "kubectl get pods")}
+    by_name = {pod["metadata"]["name"]: pod for pod in pod_items(text)}
     return [name for name in names
             if name in by_name and _pod_state(by_name[name], elapsed, schedule_wait)[0] == "waiting"]
 
@@ -946,24 +971,31 @@ def gpu_pod_results(plan: Mapping[str, Any], created: Mapping[str, Any], pods_te
                     lists: Mapping[str, Any], settings: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """Each planned node's GPU pod judged (``plan``: gpu_pod_plan's), then the skipped nodes.
 
-    ``created``: kubectl apply's {rc, stderr}; ``pods_text``: the run's pods as kubectl got them
-    after the wait; ``logs``: {pod name: {rc, stdout, stderr}} of ``kubectl logs``; ``node_uuids``:
+    ``created``: kubectl apply's {rc, stderr} and the error of the last read of the pods
+    (read_error); ``pods_text``: the run's pods as kubectl got them after the wait (None: that read
+    failed); ``logs``: {pod name: {rc, stdout, stderr}} of ``kubectl logs``; ``node_uuids``:
     each node's GPU UUIDs from its passive checks; ``lists``: {pod name: the GPU UUIDs its
     ``nvidia-smi -L`` listed, or the parser's error text}.
 
-    Not created, or its image not pulled: warn (the namespace, RuntimeClass or image setting, not the
-    node). Not scheduled, not started in time, failed, listed no GPU, or other GPUs than the node's: fail.
+    Not created, its image not pulled, the pods or its log not readable: warn (a setting or the
+    control plane, not the node). Not scheduled, not started in time, failed, listed no GPU, or
+    other GPUs than the node's: fail.
     """
     out = []
     by_name: Dict[str, Mapping[str, Any]] = {}
-    if created.get("rc") == 0 and pods_text is not None:
-        by_name = {pod["metadata"]["name"]: pod for pod in _pods(pods_text, "kubectl get pods")}
+    if pods_text is not None:
+        by_name = {pod["metadata"]["name"]: pod for pod in pod_items(pods_text)}
     timeout = int(settings["timeout"])
     for host in sorted(plan.get("pods") or {}, key=natural_key):
         planned = plan["pods"][host]
         result = _gpu_pod_result(host, planned["gpus"], settings)
         pod = by_name.get(planned["name"])
-        if created.get("rc") != 0:
+        if pods_text is None:
+            out.append(dict(result, status="warn", message="could not read the pods after the wait (%s)"
+                            % output_tail(created.get("read_error"), 400)))
+            continue
+        if pod is None and created.get("rc") != 0:
+            # kubectl apply creates what it can of a List: only the pods that are not there warn.
             out.append(dict(result, status="warn", message="the pod could not be created (kubectl apply exited %s: %s); "
                             "check validation_kubernetes_namespace, validation_kubernetes_runtime_class and "
                             "validation_gpu_container_image" % (created.get("rc"), output_tail(created.get("stderr"), 400))))
@@ -1003,9 +1035,13 @@ def _ended_pod(result: Dict[str, Any], pod: Mapping[str, Any], log: Mapping[str,
                         + exits if part)
         return dict(result, status="fail", message="the pod failed (%s): %s" % (why or "no reason given",
                                                                                output_tail(output)))
+    if log.get("rc") not in (None, 0) or (listed is None and not log):
+        # The pod ran to its end; the API server could not fetch its log from kubelet: not the GPUs.
+        return dict(result, status="warn", message="the pod ended, but its output could not be read (kubectl logs: %s)"
+                    % output_tail(output, 400, "not run"))
     if not isinstance(listed, list):
         return dict(result, status="fail", message="nvidia-smi -L in the pod printed no GPU list (%s): %s"
-                    % (listed or "its log could not be read", output_tail(output, 400)))
+                    % (listed or "no output", output_tail(output, 400)))
     return _saw_gpus(result, "the pod", listed, want)
 
 

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# The container images kubeadm 1.20 runs (control plane, etcd, pause), built locally from the
-# binaries of build-kubernetes.sh and Debian's etcd-server, and saved as one docker archive that
-# `ctr -n k8s.io images import` loads on a node (no registry is reachable from the test machines).
-# Tagged as kubeadm names them under registry.k8s.io. Cached beside the binaries.
-#   tests/harness/k8s/images.sh BUILD_DIR     # last stdout line: the archive's path
+# The container images of the kubernetes scenario, built locally and saved as docker archives that
+# `ctr -n k8s.io images import` loads on a node (no registry is reachable from the test machines),
+# cached beside the Kubernetes build. The last stdout line is the archive's path.
+#   tests/harness/k8s/images.sh BUILD_DIR
+#       the images kubeadm 1.20 runs (control plane, etcd, pause), from the binaries of
+#       build-kubernetes.sh and Debian's etcd-server, tagged as kubeadm names them under registry.k8s.io
+#   tests/harness/k8s/images.sh BUILD_DIR gpu-check
+#       the validation's GPU pod image (test tooling only): Debian's static busybox and the nvidia-smi
+#       test double of gpu-check/ with the GPUs of the recorded capture the GPU node's own double prints
 set -euo pipefail
-BUILD=${1:?usage: images.sh BUILD_DIR (the last line of build-kubernetes.sh)}
-OUT="$BUILD/images.tar"
+BUILD=${1:?usage: images.sh BUILD_DIR [gpu-check] (BUILD_DIR: the last line of build-kubernetes.sh)}
+WHAT=${2:-kubeadm}
+HERE=$(cd "$(dirname "$0")" && pwd)
+CAPTURE=$HERE/../doubles/8x-tesla-v100s-pcie-32gb-driver460-v11.xml
 REPO=registry.k8s.io
 K8S=v1.20.2
+case $WHAT in
+  kubeadm) OUT="$BUILD/images.tar" ;;
+  gpu-check) OUT="$BUILD/gpu-check-$(cat "$0" "$HERE/gpu-check/nvidia-smi" "$CAPTURE" | sha256sum | cut -c1-12).tar" ;;
+  *) echo "images.sh: unknown image set $WHAT (kubeadm, gpu-check)" >&2; exit 2 ;;
+esac
 log() { printf '[k8s-images %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 if [ -f "$OUT" ]; then
   log "cached: $OUT"
@@ -17,6 +28,29 @@ if [ -f "$OUT" ]; then
 fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+if [ "$WHAT" = gpu-check ]; then
+  TAG=gpc-test.local/gpu-check:v1
+  (cd "$W" && apt-get download -qq busybox-static 2>/dev/null && dpkg-deb -x busybox-static_*.deb bb)
+  mkdir -p "$W/ctx/rootfs/bin" "$W/ctx/rootfs/usr/bin" "$W/ctx/rootfs/usr/share/gpc-test-double" "$W/ctx/rootfs/etc"
+  cp -a "$W/bb/bin/busybox" "$W/ctx/rootfs/bin/busybox"
+  ln -s busybox "$W/ctx/rootfs/bin/sh"
+  cp -a "$HERE/gpu-check/nvidia-smi" "$W/ctx/rootfs/usr/bin/nvidia-smi"
+  python3 - "$CAPTURE" >"$W/ctx/rootfs/usr/share/gpc-test-double/gpus" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+for gpu in ET.parse(sys.argv[1]).getroot().findall("gpu"):
+    print("%s|%s|%s" % (gpu.findtext("minor_number").strip(), gpu.findtext("product_name").strip(),
+                        gpu.findtext("uuid").strip()))
+PY
+  printf 'root:x:0:0:root:/root:/sbin/nologin\n' >"$W/ctx/rootfs/etc/passwd"
+  printf 'FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/bin:/bin\n' >"$W/ctx/Dockerfile"
+  docker build -q -t "$TAG" "$W/ctx" >/dev/null
+  docker save -o "$OUT.new" "$TAG"
+  mv "$OUT.new" "$OUT"
+  log "built $TAG ($(wc -l <"$W/ctx/rootfs/usr/share/gpc-test-double/gpus") GPUs), saved to $OUT"
+  echo "$OUT"
+  exit 0
+fi
 image() {  # image NAME:TAG BINARY... : a scratch image with the binaries in /usr/local/bin
   local tag=$1 ctx
   shift

@@ -172,19 +172,19 @@ GPU01_UUIDS = sorted(line.split("(UUID: ")[1].rstrip(")") for line in GPU01_LOG.
 def test_gpu_pods_through_the_filters():
     hostvars = {"gpu01": {"__validation_health": {"verdict": "pass", "hardware": {"gpu_count": 8, "gpu_uuids": GPU01_UUIDS}}},
                 "gpu02": {"__validation_health": {"verdict": "pass", "hardware": {"gpu_count": 8}}}}
-    view = {"gpu01": {"node": "gpu01", "unschedulable": False, "mark": None},
-            "gpu02": {"node": "gpu02", "unschedulable": False, "mark": None}}
-    all_pods = read_fixture("kubernetes", "kubectl-get-pods-all-namespaces-gpu-held-v1.20.2.json")
+    view = {"gpu01": {"node": "gpu01", "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}},
+            "gpu02": {"node": "gpu02", "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}}}
+    all_pods = {"rc": 0, "stdout": read_fixture("kubernetes", "kubectl-get-pods-all-namespaces-gpu-held-v1.20.2.json")}
     plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, all_pods, POD_SETTINGS)
     # train-0 holds 2 of gpu01's GPUs in that capture
     assert list(plan["pods"]) == ["gpu02"] and [r["hosts"] for r in plan["skipped"]] == [["gpu01"]]
-    plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, '{"items": []}', POD_SETTINGS)
+    plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, {"rc": 0, "stdout": '{"items": []}'}, POD_SETTINGS)
     assert list(plan["pods"]) == ["gpu01", "gpu02"]
     pods = read_fixture("kubernetes", "kubectl-get-pods-validation-states-v1.20.2.json")
     assert gpu_pods_waiting(pods, ["gpucluster-validation-gpu-gpu01"], 3.0) == []
     run = {"plan": {"pods": {"gpu01": plan["pods"]["gpu01"]}, "skipped": []},
            "created": {"rc": 0, "stdout": "pod/gpucluster-validation-gpu-gpu01 created"},
-           "pods": pods, "settings": POD_SETTINGS,
+           "pods": {"rc": 0, "stdout": pods, "attempts": 4}, "settings": POD_SETTINGS,
            "logs": {"results": [{"item": "gpucluster-validation-gpu-gpu01", "rc": 0, "stdout": GPU01_LOG, "stderr": ""},
                                 {"item": "gpucluster-validation-gpu-gpu02", "skipped": True}]}}
     hardware = {host: values["__validation_health"]["hardware"] for host, values in hostvars.items()}
@@ -199,6 +199,22 @@ def test_gpu_pods_through_the_filters():
                 "'No devices were found'): No devices were found")
 
 
-def test_gpu_pod_plan_refuses_output_that_is_not_a_pod_list():
-    with pytest.raises(AnsibleFilterError, match="^kubectl get pods: the output has no items list [(]a PodList[)]$"):
-        gpu_pod_plan(["gpu01"], {}, {}, '{"kind": "Status"}', POD_SETTINGS)
+@pytest.mark.parametrize("read, why", [
+    ({"rc": 0, "stdout": '{"kind": "Status"}'}, "kubectl get pods: the output has no items list (a PodList)"),
+    ({"rc": 1, "stdout": "", "stderr": "The connection to the server cp1:6443 was refused - did you specify the right "
+                                       "host or port?"},
+     "kubectl exited 1: The connection to the server cp1:6443 was refused - did you specify the right host or port?"),
+    ({"skipped": True}, "not read"),
+], ids=["not-a-pod-list", "api-down", "skipped"])
+def test_gpu_pods_when_kubectl_fails(read, why):
+    """A kubectl error warns the nodes it concerns; it never stops the run (the verdict and node actions follow)."""
+    hostvars = {"gpu01": {"__validation_health": {"verdict": "pass", "hardware": {"gpu_count": 8}}}}
+    view = {"gpu01": {"node": "gpu01", "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}}}
+    plan = gpu_pod_plan(["gpu01"], hostvars, view, read, POD_SETTINGS)
+    assert plan["pods"] == {}
+    assert [(r["status"], r["message"]) for r in plan["skipped"]] == [
+        ("warn", "could not read the pods that hold GPUs (%s): no GPU pod" % why)]
+    run = {"plan": {"pods": {"gpu01": {"name": "gpucluster-validation-gpu-gpu01", "node": "gpu01", "gpus": 8}}},
+           "created": {"rc": 0}, "pods": read, "logs": {}, "settings": POD_SETTINGS}
+    (result,) = jobs({}, {}, {}, run)
+    assert (result["status"], result["message"]) == ("warn", "could not read the pods after the wait (%s)" % why)

@@ -168,9 +168,15 @@ NEW = ["# managed by Ansible", "ClusterName=lab"] + ON_NODE + ["SchedulerType=sc
      ["PluginDir", "SlurmdPort"]),
     # other settings do not count; a key that is the prefix of another is not confused with it
     (NEW + ["SlurmctldPidFile=/run/slurmctld.pid"], ON_NODE + ["SlurmctldPidFile=/var/run/slurmctld.pid"], []),
-    # no slurm.conf on the node before: nothing runs with it
-    (NEW, [], []),
+    # a file written by hand with none of these lines (ControlMachine=, the old name): all set now change
+    (NEW, [], ["AuthType", "SlurmctldHost", "SlurmctldParameters", "SlurmctldPort", "SlurmdPort", "StateSaveLocation"]),
 ], ids=["same", "reordered-settings", "failover-order", "changed-and-added", "removed-and-added", "other-keys",
-        "no-file-before"])
+        "none-of-them-before"])
 def test_restart_changes(new, old, changed):
     assert restart_changes(new, old, KEYS) == changed
+
+
+def test_restart_changes_without_slurm_conf_before():
+    """No slurm.conf on the node before: no daemon runs with its settings, nothing to restart."""
+    assert restart_changes(NEW, [], KEYS, existed=False) == []
+    assert restart_changes(NEW, ON_NODE, KEYS, existed=False) == []

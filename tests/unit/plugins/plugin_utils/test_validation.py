@@ -752,10 +752,10 @@ def kube_view():
 
 def test_parse_kubectl_nodes():
     assert kube_view() == {
-        "kdev1": {"node": "kdev1", "unschedulable": False, "mark": None, "stale": False},
-        "kdev2": {"node": "kdev2", "unschedulable": True, "mark": "gpucluster-validation: xid", "stale": False},
-        "kdev3": {"node": "kdev3", "unschedulable": True, "mark": None, "stale": False},
-        "kdev4": {"node": "kdev4", "unschedulable": False, "mark": "gpucluster-validation: gpu_count", "stale": True},
+        "kdev1": {"node": "kdev1", "unschedulable": False, "mark": None, "stale": False, "devices": {}},
+        "kdev2": {"node": "kdev2", "unschedulable": True, "mark": "gpucluster-validation: xid", "stale": False, "devices": {}},
+        "kdev3": {"node": "kdev3", "unschedulable": True, "mark": None, "stale": False, "devices": {}},
+        "kdev4": {"node": "kdev4", "unschedulable": False, "mark": "gpucluster-validation: gpu_count", "stale": True, "devices": {}},
     }
 
 
@@ -765,9 +765,10 @@ def test_parse_a_real_kubectl_capture():
     text = read_fixture("kubernetes", "kubectl-get-nodes-v1.20.2-cordons.json")
     view = parse_kubectl_nodes(text, {"cp1": "cp1", "gpu01": "gpu01", "gpu02": "gpu02", "mirror": "mirror"}, MARK)
     assert view == {
-        "cp1": {"node": "cp1", "unschedulable": False, "mark": None, "stale": False},
-        "gpu01": {"node": "gpu01", "unschedulable": True, "mark": "gpucluster-validation: gpu_count", "stale": False},
-        "gpu02": {"node": "gpu02", "unschedulable": True, "mark": None, "stale": False},
+        "cp1": {"node": "cp1", "unschedulable": False, "mark": None, "stale": False, "devices": {}},
+        "gpu01": {"node": "gpu01", "unschedulable": True, "mark": "gpucluster-validation: gpu_count", "stale": False,
+                  "devices": {"nvidia.com/gpu": 8}},
+        "gpu02": {"node": "gpu02", "unschedulable": True, "mark": None, "stale": False, "devices": {}},
     }
     verdicts = {"cp1": "fail", "gpu01": "pass", "gpu02": "pass"}
     assert cordon_actions(verdicts, {"cp1": ["services"]}, view, "drain", PREFIX) == {
@@ -780,8 +781,8 @@ def test_parse_a_real_kubectl_capture():
 def test_parse_kubectl_nodes_maps_inventory_names_and_leaves_out_unknown_hosts():
     text = kube_list(kube_node("gpu01.cluster.lan", True, {MARK: "gpucluster-validation: xid"}), kube_node("cp1"))
     assert parse_kubectl_nodes(text, {"gpu01": "gpu01.cluster.lan", "cp1": "cp1", "gpu02": "gpu02"}, MARK) == {
-        "gpu01": {"node": "gpu01.cluster.lan", "unschedulable": True, "mark": "gpucluster-validation: xid", "stale": False},
-        "cp1": {"node": "cp1", "unschedulable": False, "mark": None, "stale": False},
+        "gpu01": {"node": "gpu01.cluster.lan", "unschedulable": True, "mark": "gpucluster-validation: xid", "stale": False, "devices": {}},
+        "cp1": {"node": "cp1", "unschedulable": False, "mark": None, "stale": False, "devices": {}},
     }
     assert parse_kubectl_nodes(kube_list(), {"cp1": "cp1"}, MARK) == {}
 
@@ -795,7 +796,9 @@ def test_parse_kubectl_nodes_maps_inventory_names_and_leaves_out_unknown_hosts()
     ('{"items": ["cp1"]}', "kubectl get nodes: item 0 has no metadata.name"),
     ('{"items": [{"metadata": {"name": "cp1"}, "spec": {"unschedulable": "true"}}]}',
      "kubectl get nodes: node cp1: spec.unschedulable is not true or false (got 'true')"),
-], ids=["text", "one-node", "list", "no-name", "string-item", "string-unschedulable"])
+    ('{"items": [{"metadata": {"name": "gpu1"}, "status": {"allocatable": {"cpu": "2", "nvidia.com/gpu": "8k"}}}]}',
+     "kubectl get nodes: node gpu1: allocatable nvidia.com/gpu is '8k', not a whole number"),
+], ids=["text", "one-node", "list", "no-name", "string-item", "string-unschedulable", "quantity"])
 def test_parse_kubectl_nodes_errors(text, message):
     with pytest.raises(RuleError) as exc:
         parse_kubectl_nodes(text, {"cp1": "cp1"}, MARK)
@@ -1339,7 +1342,8 @@ def kube_nodes(**cordons):
     out = {}
     for host in ("gpu01", "gpu02", "gpu03"):
         cordoned = host in cordons
-        out[host] = {"node": host, "unschedulable": cordoned, "mark": cordons.get(host), "stale": False}
+        out[host] = {"node": host, "unschedulable": cordoned, "mark": cordons.get(host), "stale": False,
+                     "devices": {"nvidia.com/gpu": 8}}
     return out
 
 
@@ -1377,7 +1381,8 @@ def test_gpus_in_use_errors(text, message):
 def test_gpu_pod_plan_chooses_the_nodes_and_makes_the_pods():
     plan = gpu_pod_plan(["gpu03", "gpu01", "gpu02", "cpu1", "gpu10"],
                         dict(kube_nodes(gpu02=None, gpu03="gpucluster-validation: gpu_count"),
-                             gpu10={"node": "gpu10.lab", "unschedulable": False, "mark": None, "stale": False}),
+                             gpu10={"node": "gpu10.lab", "unschedulable": False, "mark": None, "stale": False,
+                                    "devices": {"nvidia.com/gpu": 8}}),
                         {"gpu01": "pass", "gpu02": "pass", "gpu03": "warn", "gpu10": "fail", "cpu1": "pass"},
                         {"gpu01": 8, "gpu02": 8, "gpu03": 4, "gpu10": 8, "cpu1": 0},
                         {}, POD_SETTINGS)
@@ -1399,11 +1404,12 @@ def test_gpu_pod_plan_chooses_the_nodes_and_makes_the_pods():
         "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu03"]}]}]}
     assert spec["tolerations"] == [{"operator": "Exists", "effect": "NoSchedule"}]
     assert (spec["restartPolicy"], spec["activeDeadlineSeconds"], spec["runtimeClassName"]) == ("Never", 120, "nvidia")
-    assert spec["automountServiceAccountToken"] is False
+    assert (spec["automountServiceAccountToken"], spec["terminationGracePeriodSeconds"]) == (False, 1)
     (container,) = spec["containers"]
     assert (container["image"], container["command"], container["resources"]) == (
         "gpc-test.local/gpu-check:v1", ["nvidia-smi", "-L"], {"limits": {"nvidia.com/gpu": "4"}})
-    assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                                            "seccompProfile": {"type": "RuntimeDefault"}}
     assert pod01["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "8"}}
 
 
@@ -1418,11 +1424,33 @@ def test_gpu_pod_plan_skips_a_busy_node_and_the_runtime_class_can_be_left_out():
         "status": "skip", "message": "its GPUs are in use by default/train-0 (2): no GPU pod on a busy node"}]
 
 
+def test_gpu_pod_plan_without_a_device_plugin_or_the_pods():
+    view = kube_nodes()
+    view["gpu01"]["devices"] = {}  # the device plugin not registered (yet)
+    view["gpu02"]["devices"] = {"nvidia.com/gpu": 7}  # one GPU short: the pod runs, the scheduler refuses it
+    plan = gpu_pod_plan(["gpu01", "gpu02", "gpu03"], view, {}, {"gpu01": 8, "gpu02": 8}, {}, POD_SETTINGS)
+    # gpu03's passive checks did not run: Kubernetes' count stands in (its UUIDs are not known)
+    assert {h: p["gpus"] for h, p in plan["pods"].items()} == {"gpu02": 8, "gpu03": 8}
+    assert [(r["hosts"], r["status"], r["message"]) for r in plan["skipped"]] == [
+        (["gpu01"], "warn", "Kubernetes advertises no nvidia.com/gpu on gpu01 (no device plugin there yet: the GPU "
+                            "Operator not deployed, or its device plugin still starting): no GPU pod")]
+    plan = gpu_pod_plan(["gpu01", "gpu02"], kube_nodes(), {}, {"gpu01": 8, "gpu02": 8}, None, POD_SETTINGS,
+                        "kubectl exited 1: Error from server (Forbidden): pods is forbidden: User \"ops\" cannot list "
+                        "resource \"pods\" in API group \"\" at the cluster scope")
+    assert plan["pods"] == {}
+    assert [(r["hosts"], r["status"]) for r in plan["skipped"]] == [(["gpu01"], "warn"), (["gpu02"], "warn")]
+    assert plan["skipped"][0]["message"] == (
+        "could not read the pods that hold GPUs (kubectl exited 1: Error from server (Forbidden): pods is forbidden: "
+        "User \"ops\" cannot list resource \"pods\" in API group \"\" at the cluster scope): no GPU pod")
+
+
 def test_gpu_pod_name_stays_a_dns_subdomain():
     assert gpu_pod_name("gpu01.lab.example.org") == "gpucluster-validation-gpu-gpu01.lab.example.org"
     long_name = gpu_pod_name("n" * 240)
     assert len(long_name) == 253 and long_name.startswith("gpucluster-validation-gpu-nnn")
     assert gpu_pod_name("n" * 240) != gpu_pod_name("n" * 239 + "m")
+    # the cut never ends a label with a dot or a dash
+    assert gpu_pod_name("n" * 217 + ".x" * 20)[:-9].endswith("n")
 
 
 def test_gpu_pods_waiting_on_real_pod_states():
@@ -1467,11 +1495,17 @@ def test_gpu_pod_results_other_gpus_and_no_list():
     assert (out[0]["status"], out[0]["measured"], out[0]["message"]) == (
         "fail", 8, "the pod saw 8 GPUs, the node has 8: missing %s; not the node's: "
                    "GPU-8ca33e10-291f-cd98-b007-e77292564a65" % v100_uuids()[0])
+    # the pod ended but the API server could not fetch its log (kubelet not reachable): not the GPUs
     err = read_fixture("kubernetes", "kubectl-logs-gpu-check-not-pulled-v1.20.2.stderr.txt")
     out = gpu_pod_results(plan, {"rc": 0}, PODS, {"gpucluster-validation-gpu-gpu01": {"rc": 1, "stderr": err}},
                           {"gpu01": v100_uuids()}, {}, POD_SETTINGS)
     assert (out[0]["status"], out[0]["message"]) == (
-        "fail", "nvidia-smi -L in the pod printed no GPU list (its log could not be read): " + " ".join(err.split()))
+        "warn", "the pod ended, but its output could not be read (kubectl logs: " + " ".join(err.split()) + ")")
+    out = gpu_pod_results(plan, {"rc": 0}, PODS, {"gpucluster-validation-gpu-gpu01": {"rc": 0, "stdout": ""}},
+                          {"gpu01": v100_uuids()}, {"gpucluster-validation-gpu-gpu01": "nvidia-smi -L: no GPU listed"},
+                          POD_SETTINGS)
+    assert (out[0]["status"], out[0]["message"]) == (
+        "fail", "nvidia-smi -L in the pod printed no GPU list (nvidia-smi -L: no GPU listed): no output")
 
 
 def test_gpu_pod_results_when_the_pods_could_not_be_created():
@@ -1479,11 +1513,25 @@ def test_gpu_pod_results_when_the_pods_could_not_be_created():
     plan["skipped"] = [{"check": "kubernetes_gpu_pod", "hosts": ["gpu02"], "status": "skip", "message": "busy"}]
     err = ('Error from server (Forbidden): error when creating "STDIN": pods "gpucluster-validation-gpu-gpu01" is '
            'forbidden: pod rejected: RuntimeClass "nvidia" not found')
-    out = gpu_pod_results(plan, {"rc": 1, "stderr": err}, None, {}, {}, {}, POD_SETTINGS)
+    out = gpu_pod_results(plan, {"rc": 1, "stderr": err}, '{"items": []}', {}, {}, {}, POD_SETTINGS)
     assert [(r["hosts"], r["status"]) for r in out] == [(["gpu01"], "warn"), (["gpu02"], "skip")]
     assert out[0]["message"] == (
         "the pod could not be created (kubectl apply exited 1: %s); check validation_kubernetes_namespace, "
         "validation_kubernetes_runtime_class and validation_gpu_container_image" % err)
+    # kubectl creates what it can of a list: a pod that is there is judged as any other
+    plan = pod_plan(("gpu01", "gpucluster-validation-gpu-gpu01", 8), ("gpu02", "gpucluster-validation-gpu-gpu02", 8))
+    out = gpu_pod_results(plan, {"rc": 1, "stderr": err}, PODS, {}, {"gpu01": v100_uuids()},
+                          {"gpucluster-validation-gpu-gpu01": v100_uuids()}, POD_SETTINGS)
+    assert [(r["hosts"], r["status"]) for r in out] == [(["gpu01"], "pass"), (["gpu02"], "warn")]
+    assert out[1]["message"].startswith("the pod could not be created (kubectl apply exited 1: ")
+
+
+def test_gpu_pod_results_when_the_pods_could_not_be_read():
+    plan = pod_plan(("gpu01", "gpucluster-validation-gpu-gpu01", 8))
+    out = gpu_pod_results(plan, {"rc": 0, "read_error": "kubectl exited 1: Unable to connect to the server: EOF"},
+                          None, {}, {}, {}, POD_SETTINGS)
+    assert [(r["status"], r["message"]) for r in out] == [
+        ("warn", "could not read the pods after the wait (kubectl exited 1: Unable to connect to the server: EOF)")]
 
 
 def test_gpu_pod_results_timed_out():

@@ -7,8 +7,9 @@ node must show), validation_scontrol_nodes (Slurm's view of the nodes), validati
 the jobs), validation_bench_runs and validation_bench_recorded (benchmark outputs judged),
 validation_ib_pair_args (an ib_write_bw pair's adapters), validation_fabric_remix and
 validation_fabric_rounds (slow pairs re-mixed, the node at fault found), validation_gpu_pod_plan
-and validation_gpu_pods_waiting (a GPU pod per Kubernetes node), validation_jobs (the GPU jobs, the
-GPU pods and the DDP smoke test judged),
+and validation_gpu_pods_waiting (a GPU pod per Kubernetes node), validation_ddp_job_plan,
+validation_ddp_job_state and validation_ddp_job_result (the DDP smoke test as a PyTorchJob),
+validation_jobs (the GPU jobs, the GPU pods and the DDP smoke test judged),
 validation_document (the run's results with the node actions), validation_failed_actions (the
 drains, resumes, cordons and uncordons that failed) and validation_report (Markdown or HTML).
 
@@ -227,6 +228,44 @@ def _gpu_pods(run: Mapping[str, Any], hardware: Mapping[str, Any]) -> List[Dict[
                              text, logs, uuids, lists, run.get("settings") or {})
 
 
+def _ddp_job_plan(hosts: Sequence[str], hostvars: Mapping[str, Any], kubernetes_nodes: Mapping[str, Any],
+                  gpu_pods: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> Dict[str, Any]:
+    """The DDP PyTorchJob's nodes and objects (ddp_job_plan), each node's verdict from its passive checks."""
+    verdicts = {host: (hostvars.get(host, {}).get("__validation_health") or {}).get("verdict") for host in hosts}
+    return v.ddp_job_plan(hosts, kubernetes_nodes, verdicts,
+                          [r for r in gpu_pods if r.get("check") == "kubernetes_gpu_pod"], settings)
+
+
+def _ddp_job_state(read: Mapping[str, Any], elapsed: float, operator_wait: float) -> str:
+    """The PyTorchJob's state from a registered ``kubectl get pytorchjob --output=json`` (``unread``
+    when kubectl failed or printed something else)."""
+    if not read or read.get("skipped") or read.get("rc") != 0:
+        return "unread"
+    try:
+        return v.ddp_job_state(read.get("stdout") or "", elapsed, operator_wait)[0]
+    except RuleError:
+        return "unread"
+
+
+def _ddp_job_result(plan: Mapping[str, Any], created: Mapping[str, Any], job: Mapping[str, Any],
+                    logs: Mapping[str, Any], settings: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The PyTorchJob judged from the registered apply, read and logs results (ddp_job_result)."""
+    created = created or {}
+    text, error = None, "not read"
+    if job and not job.get("skipped"):
+        if job.get("rc") != 0:
+            error = "kubectl exited %s: %s" % (job.get("rc"), job.get("stderr") or job.get("msg") or "")
+        else:
+            try:
+                v.ddp_job_state(job.get("stdout") or "", 0, 1)
+                text, error = job["stdout"], None
+            except RuleError as exc:
+                error = str(exc)
+    logs = {} if not logs or logs.get("skipped") else {k: logs.get(k) for k in ("rc", "stdout", "stderr")}
+    return v.ddp_job_result(plan, {"rc": created.get("rc"), "stderr": created.get("stderr") or created.get("msg"),
+                                   "read_error": error}, text, logs, settings)
+
+
 def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, Any]],
           hardware: Optional[Mapping[str, Any]] = None,
           gpu_pods: Optional[Mapping[str, Any]] = None) -> List[Dict[str, Any]]:
@@ -310,6 +349,9 @@ class FilterModule:
             "validation_resumable": as_filter("validation_resumable", _resumable),
             "validation_gpu_pod_plan": as_filter("validation_gpu_pod_plan", _gpu_pod_plan),
             "validation_gpu_pods_waiting": as_filter("validation_gpu_pods_waiting", v.gpu_pods_waiting),
+            "validation_ddp_job_plan": as_filter("validation_ddp_job_plan", _ddp_job_plan),
+            "validation_ddp_job_state": as_filter("validation_ddp_job_state", _ddp_job_state),
+            "validation_ddp_job_result": as_filter("validation_ddp_job_result", _ddp_job_result),
             "validation_jobs": as_filter("validation_jobs", _jobs),
             "validation_document": as_filter("validation_document", _document),
             "validation_report": as_filter("validation_report", _report),

@@ -173,6 +173,11 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
                                                                     "a RuntimeClass name (a DNS subdomain) or empty"))
     errors.check("validation_kubernetes_gpu_resource", matches(play.get("validation_kubernetes_gpu_resource", "nvidia.com/gpu"),
                                                                _RESOURCE_RE, "an extended resource name such as nvidia.com/gpu"))
+    errors.check("validation_kubernetes_ddp", boolean(play.get("validation_kubernetes_ddp", True)))
+    ddp_image = play.get("validation_kubernetes_ddp_image", "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime")
+    if not isinstance(ddp_image, str) or not _IMAGE_RE.match(ddp_image):
+        errors.add("validation_kubernetes_ddp_image", "must be an image reference with torch in it, such as "
+                   "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime (got %r)" % (ddp_image,))
     errors.check("validation_ddp_venv", abs_path(play.get("validation_ddp_venv")))
     pip_env = play.get("validation_ddp_pip_env") or {}
     if not isinstance(pip_env, Mapping):

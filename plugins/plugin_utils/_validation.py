@@ -1045,6 +1045,157 @@ def _ended_pod(result: Dict[str, Any], pod: Mapping[str, Any], log: Mapping[str,
     return _saw_gpus(result, "the pod", listed, want)
 
 
+# ---------------------------------------------------------------------------
+# Kubernetes: the DDP smoke test as a Kubeflow PyTorchJob
+# ---------------------------------------------------------------------------
+
+DDP_JOB = "gpucluster-validation-ddp"
+DDP_SCRIPT_DIR = "/opt/gpucluster"
+DDP_SCRIPT = "gpucluster-ddp-smoke.py"
+
+
+def ddp_job_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any]],
+                 verdicts: Mapping[str, Optional[str]], gpu_pods: Sequence[Mapping[str, Any]],
+                 settings: Mapping[str, Any]) -> Dict[str, Any]:
+    """The nodes of the DDP PyTorchJob and the objects to apply.
+
+    The nodes: those Kubernetes knows whose passive checks did not fail and that nobody else
+    cordoned, the GPU nodes whose GPU pod passed first (natural order), then nodes without GPUs;
+    a GPU node whose GPU pod did not pass takes no part. ``settings["nodes"]`` of them (none when
+    there are fewer): one pod each (pod anti-affinity), one GPU each and NCCL when every chosen
+    node has GPUs, else gloo on the CPU (as the Slurm job does). The script comes in a ConfigMap
+    (``settings["script"]``: its text). ``settings``: run, namespace, image, runtime_class,
+    resource, timeout, nodes, steps, script.
+    Returns {hosts, nodes (Kubernetes names), gpu, manifest (a v1 List), or hosts [] and why}.
+    """
+    by_check = {tuple(r["hosts"]): r["status"] for r in gpu_pods}
+    gpu_hosts, cpu_hosts = [], []
+    for host in sorted(hosts, key=natural_key):
+        node = kubernetes.get(host)
+        if not node or verdicts.get(host) == "fail" or (node.get("unschedulable") and node.get("mark") is None):
+            continue
+        pod = by_check.get((host,))
+        if (node.get("devices") or {}).get(settings["resource"]):
+            if pod == "pass":
+                gpu_hosts.append(host)
+        elif pod is None:
+            cpu_hosts.append(host)
+    chosen = (gpu_hosts + cpu_hosts)[:int(settings["nodes"])]
+    if len(chosen) < int(settings["nodes"]):
+        return {"hosts": [], "nodes": [], "gpu": False, "manifest": {},
+                "why": "%d of the %d nodes it needs can take part (schedulable, passive checks and GPU pod passed)"
+                       % (len(chosen), int(settings["nodes"]))}
+    gpu = all(host in gpu_hosts for host in chosen)
+    names = [kubernetes[host]["node"] for host in chosen]
+    labels = {"app.kubernetes.io/name": "ddp-smoke", "app.kubernetes.io/managed-by": POD_MANAGER,
+              POD_RUN_LABEL: settings["run"]}
+    container: Dict[str, Any] = {
+        "name": "pytorch",  # the name the training operator looks for
+        "image": settings["image"],
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["python3", "%s/%s" % (DDP_SCRIPT_DIR, DDP_SCRIPT), "--backend=%s" % ("nccl" if gpu else "gloo"),
+                    "--steps=%d" % int(settings["steps"]), "--expect-world-size=%d" % len(chosen),
+                    "--expect-nodes=%d" % len(chosen)],
+        "volumeMounts": [{"name": "script", "mountPath": DDP_SCRIPT_DIR, "readOnly": True}],
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                            "seccompProfile": {"type": "RuntimeDefault"}},
+    }
+    pod_spec: Dict[str, Any] = {
+        "terminationGracePeriodSeconds": 1,
+        "automountServiceAccountToken": False,
+        "affinity": {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": names}]}]}},
+            # one rank per node: the job must cross the nodes' network
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {POD_RUN_LABEL: settings["run"], "app.kubernetes.io/name": "ddp-smoke"}},
+                 "topologyKey": "kubernetes.io/hostname"}]}},
+        "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
+        "containers": [container],
+        "volumes": [{"name": "script", "configMap": {"name": DDP_JOB}}],
+    }
+    if gpu:
+        container["env"] = [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]
+        container["resources"] = {"limits": {settings["resource"]: "1"}}
+        if settings.get("runtime_class"):
+            pod_spec["runtimeClassName"] = settings["runtime_class"]
+
+    def replica(count: int) -> Dict[str, Any]:
+        return {"replicas": count, "restartPolicy": "Never", "template": {"metadata": {"labels": dict(labels)},
+                                                                         "spec": pod_spec}}
+
+    meta = {"namespace": settings["namespace"], "labels": dict(labels)}
+    job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": dict(meta, name=DDP_JOB), "spec": {
+        "runPolicy": {"backoffLimit": 0, "activeDeadlineSeconds": int(settings["timeout"]), "cleanPodPolicy": "None"},
+        "pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(len(chosen) - 1)}}}
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": dict(meta, name=DDP_JOB),
+              "data": {DDP_SCRIPT: settings["script"]}}
+    return {"hosts": chosen, "nodes": names, "gpu": gpu, "why": None,
+            "manifest": {"apiVersion": "v1", "kind": "List", "items": [config, job]}}
+
+
+def _job_conditions(job: Mapping[str, Any]) -> Dict[str, Mapping[str, Any]]:
+    return {c.get("type"): c for c in _section(job, "status").get("conditions") or []
+            if isinstance(c, Mapping) and c.get("status") == "True"}
+
+
+def ddp_job_state(text: str, elapsed: float, operator_wait: float) -> Tuple[str, str]:
+    """(state, detail) of the PyTorchJob from ``kubectl get pytorchjob --output=json``: succeeded,
+    failed, running, or no-operator (no status ``operator_wait`` seconds after it was made: the
+    training operator's controller did not take it)."""
+    try:
+        job = json.loads(text)
+    except ValueError as exc:
+        raise RuleError("kubectl get pytorchjob: the output is not JSON (%s)" % exc)
+    if not isinstance(job, Mapping) or job.get("kind") != "PyTorchJob":
+        raise RuleError("kubectl get pytorchjob: the output is not a PyTorchJob")
+    conditions = _job_conditions(job)
+    for kind, state in (("Succeeded", "succeeded"), ("Failed", "failed")):
+        if kind in conditions:
+            return state, " ".join(x for x in (conditions[kind].get("reason"), conditions[kind].get("message")) if x)
+    if not _section(job, "status") and elapsed >= operator_wait:
+        return "no-operator", "no status"
+    return "running", ", ".join(sorted(conditions)) or "no status yet"
+
+
+def ddp_job_result(plan: Mapping[str, Any], created: Mapping[str, Any], job_text: Optional[str],
+                   logs: Mapping[str, Any], settings: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The PyTorchJob's ``ddp_smoke`` result (none when it had too few nodes to run): ``created`` is
+    kubectl apply's {rc, stderr}; ``job_text`` the job as kubectl got it after the wait (None: that
+    read failed, ``created["read_error"]`` says why); ``logs`` the registered ``kubectl logs`` of
+    its pods (rank 0 prints the result line). Not submitted (no training operator CRDs) or not
+    taken (no controller running), or unreadable: warn; failed, or still running at the timeout:
+    fail; succeeded: rank 0's line decides, as for the Slurm job."""
+    if not plan.get("hosts"):
+        return []
+    source = "gpucluster-ddp-smoke.py as a PyTorchJob (%s)" % settings["image"]
+    base: Dict[str, Any] = {"check": "ddp_smoke", "hosts": list(plan["hosts"]), "unit": None, "measured": None,
+                            "expected": "loss down, identical weights on every rank", "source": source, "series": []}
+    if created.get("rc") != 0:
+        return [dict(base, status="warn", message="could not submit the PyTorchJob (kubectl apply exited %s: %s); is the "
+                     "training operator installed (the training_operator role)?"
+                     % (created.get("rc"), output_tail(created.get("stderr"), 400)))]
+    if job_text is None:
+        return [dict(base, status="warn", message="could not read the PyTorchJob after the wait (%s)"
+                     % output_tail(created.get("read_error"), 400))]
+    state, detail = ddp_job_state(job_text, float(settings["timeout"]), float(settings["operator_wait"]))
+    if state == "no-operator":
+        return [dict(base, status="warn", message="the training operator did not take the PyTorchJob within %ds (no "
+                     "status): is its controller running?" % int(settings["operator_wait"]))]
+    if state == "running":
+        return [dict(base, status="fail", message="the PyTorchJob still ran after %ds (%s)"
+                     % (int(settings["timeout"]), detail))]
+    if state == "succeeded" and logs.get("rc") not in (None, 0):
+        # The API server could not fetch the pods' logs from kubelet: not the nodes' training.
+        return [dict(base, status="warn", message="the PyTorchJob succeeded, but its pods' logs could not be read "
+                     "(kubectl logs: %s)" % output_tail(logs.get("stderr"), 400))]
+    stdout = logs.get("stdout") if logs.get("rc") == 0 else ""
+    result = ddp_result(stdout or "", plan["hosts"], 0 if state == "succeeded" else 1,
+                        detail if state == "failed" else "")
+    # The ranks name their pods, not the nodes: the nodes are the plan's.
+    return [dict(result, hosts=list(plan["hosts"]), source=source)]
+
+
 def node_action_kinds(node: Mapping[str, Any]) -> List[str]:
     """The actions taken on a node, Slurm's then Kubernetes' (``none`` left out)."""
     out = []

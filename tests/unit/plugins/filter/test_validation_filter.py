@@ -23,6 +23,9 @@ not_responding = FILTERS["validation_not_responding"]
 jobs = FILTERS["validation_jobs"]
 gpu_pod_plan = FILTERS["validation_gpu_pod_plan"]
 gpu_pods_waiting = FILTERS["validation_gpu_pods_waiting"]
+ddp_job_plan = FILTERS["validation_ddp_job_plan"]
+ddp_job_state = FILTERS["validation_ddp_job_state"]
+ddp_job_result = FILTERS["validation_ddp_job_result"]
 
 
 def ibstat(name):
@@ -218,3 +221,27 @@ def test_gpu_pods_when_kubectl_fails(read, why):
            "created": {"rc": 0}, "pods": read, "logs": {}, "settings": POD_SETTINGS}
     (result,) = jobs({}, {}, {}, run)
     assert (result["status"], result["message"]) == ("warn", "could not read the pods after the wait (%s)" % why)
+
+
+def test_ddp_job_through_the_filters():
+    """The PyTorchJob as the role drives it: the plan from the GPU pods' results, the wait's state from the
+    registered reads (kubectl errors read as 'unread': waited on, never raised), the result."""
+    hostvars = {"gpu01": {"__validation_health": {"verdict": "pass"}}, "gpu02": {"__validation_health": {"verdict": "pass"}}}
+    view = {h: {"node": h, "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}} for h in hostvars}
+    results = [{"check": "kubernetes_gpu_pod", "hosts": ["gpu01"], "status": "pass"},
+               {"check": "kubernetes_gpu_pod", "hosts": ["gpu02"], "status": "pass"},
+               {"check": "slurm_gpu_job", "hosts": ["gpu02"], "status": "fail"}]
+    settings = dict(POD_SETTINGS, nodes=2, steps=50, operator_wait=60, script="")
+    plan = ddp_job_plan(["gpu01", "gpu02"], hostvars, view, results, settings)
+    assert (plan["hosts"], plan["gpu"]) == (["gpu01", "gpu02"], True)
+    no_status = {"rc": 0, "stdout": json.dumps({"kind": "PyTorchJob", "metadata": {"name": "gpucluster-validation-ddp"}})}
+    assert ddp_job_state(no_status, 3.0, 60) == "running"
+    assert ddp_job_state(no_status, 61.0, 60) == "no-operator"
+    assert ddp_job_state({"rc": 1, "stderr": "Unable to connect to the server"}, 3.0, 60) == "unread"
+    assert ddp_job_state({"rc": 0, "stdout": "<html>"}, 3.0, 60) == "unread"
+    assert ddp_job_state({"skipped": True}, 3.0, 60) == "unread"
+    (result,) = ddp_job_result(plan, {"rc": 0}, no_status, {"skipped": True}, settings)
+    assert (result["status"], result["hosts"]) == ("warn", ["gpu01", "gpu02"])
+    (result,) = ddp_job_result(plan, {"rc": 0}, {"rc": 0, "stdout": "<html>"}, {}, settings)
+    assert result["message"] == ("could not read the PyTorchJob after the wait (kubectl get pytorchjob: the output "
+                                 "is not JSON (Expecting value: line 1 column 1 (char 0)))")

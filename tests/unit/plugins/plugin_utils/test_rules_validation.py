@@ -80,6 +80,7 @@ def test_names():
     ({"validation_kubernetes_gpu_pod": False, "validation_kubernetes_namespace": "ops",
       "validation_kubernetes_runtime_class": "", "validation_kubernetes_gpu_resource": "nvidia.com/mig-1g.10gb"}, {}),
     ({"validation_kubernetes_runtime_class": "nvidia-cdi.example.com", "validation_kubernetes_gpu_resource": "amd.com/gpu"}, {}),
+    ({"validation_kubernetes_ddp": False, "validation_kubernetes_ddp_image": "registry.lab:5000/nvidia/pytorch:24.08-py3"}, {}),
     ({"validation_recorded_outputs": {"nccl_all_reduce": "/srv/validation/nccl-all_reduce_perf.txt",
                                       "ib_write_bw": "/srv/validation/ib_write_bw.txt"}}, {}),
     ({}, {"validation_gpu_count": 8, "validation_gpu_model": "NVIDIA H100 80GB HBM3",
@@ -191,6 +192,10 @@ def test_no_host():
      ["validation_gpu_container_image: must be an image reference such as ubuntu:24.04 or "
       "registry.example.com/cuda:12.4.1-base-ubuntu22.04@sha256:..., or empty (got None)"]),
     ({"validation_kubernetes_gpu_pod": "yes"}, ["validation_kubernetes_gpu_pod: must be true or false (got 'yes')"]),
+    ({"validation_kubernetes_ddp": 1}, ["validation_kubernetes_ddp: must be true or false (got 1)"]),
+    ({"validation_kubernetes_ddp_image": ""},
+     ["validation_kubernetes_ddp_image: must be an image reference with torch in it, such as "
+      "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime (got '')"]),
     ({"validation_kubernetes_namespace": "GPU_Validation"},
      ["validation_kubernetes_namespace: must be a namespace name (a DNS label) (got 'GPU_Validation')"]),
     ({"validation_kubernetes_namespace": ""}, ["validation_kubernetes_namespace: must be a namespace name (a DNS label) (got '')"]),

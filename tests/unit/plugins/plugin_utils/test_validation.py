@@ -41,6 +41,9 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     failed_actions,
     failing_checks,
     gpu_jobs,
+    ddp_job_plan,
+    ddp_job_result,
+    ddp_job_state,
     gpu_pod_name,
     gpu_pod_plan,
     gpu_pod_results,
@@ -1548,3 +1551,141 @@ def test_gpu_pod_results_timed_out():
         "gpucluster-validation-gpu-nine", "gpucluster-validation-gpu-run"]
     out = gpu_pod_results(plan, {"rc": 0}, text, {}, {}, {}, POD_SETTINGS)
     assert [r["message"] for r in out] == ["did not start within 120s (ContainerCreating)", "still running after 120s"]
+
+
+# ---------------------------------------------------------------------------
+# Kubernetes: the DDP smoke test as a PyTorchJob. No training operator controller runs on these
+# machines: the job states below are built from the kubeflow.org/v1 API (JobStatus conditions of
+# type Created, Running, Succeeded, Failed); the rank 0 line is the script's real output (H200).
+# ---------------------------------------------------------------------------
+
+DDP_SETTINGS = dict(POD_SETTINGS, image="registry.lab/pytorch:2.5.1-cuda12.4", nodes=2, steps=50, operator_wait=60,
+                    script="print('ddp')\n")
+
+
+def gpu_pod(host, status):
+    return {"check": "kubernetes_gpu_pod", "hosts": [host], "status": status}
+
+
+def test_ddp_job_plan_prefers_gpu_nodes_whose_pod_passed():
+    view = dict(kube_nodes(gpu03="gpucluster-validation: kubernetes_gpu_pod"),
+                cp1={"node": "cp1", "unschedulable": False, "mark": None, "stale": False, "devices": {}},
+                cp2={"node": "cp2", "unschedulable": True, "mark": None, "stale": False, "devices": {}})
+    pods = [gpu_pod("gpu01", "fail"), gpu_pod("gpu02", "pass"), gpu_pod("gpu03", "pass")]
+    plan = ddp_job_plan(["cp1", "cp2", "gpu01", "gpu02", "gpu03"], view, {}, pods, DDP_SETTINGS)
+    # gpu01's GPU pod failed; gpu03 (cordoned by this validation) passed it again; cp2 is an admin's
+    assert (plan["hosts"], plan["nodes"], plan["gpu"], plan["why"]) == (["gpu02", "gpu03"], ["gpu02", "gpu03"], True, None)
+    config, job = plan["manifest"]["items"]
+    assert config == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "gpucluster-validation-ddp", "namespace": "gpucluster-validation",
+        "labels": {"app.kubernetes.io/name": "ddp-smoke", "app.kubernetes.io/managed-by": "gpucluster-validation",
+                   "gpucluster.core/validation-run": "20261126T1600Z"}}, "data": {"gpucluster-ddp-smoke.py": "print('ddp')\n"}}
+    assert (job["apiVersion"], job["kind"], job["metadata"]["name"]) == ("kubeflow.org/v1", "PyTorchJob",
+                                                                         "gpucluster-validation-ddp")
+    assert job["spec"]["runPolicy"] == {"backoffLimit": 0, "activeDeadlineSeconds": 120, "cleanPodPolicy": "None"}
+    replicas = job["spec"]["pytorchReplicaSpecs"]
+    assert {k: (r["replicas"], r["restartPolicy"]) for k, r in replicas.items()} == {"Master": (1, "Never"),
+                                                                                      "Worker": (1, "Never")}
+    spec = replicas["Worker"]["template"]["spec"]
+    assert spec["runtimeClassName"] == "nvidia"
+    assert spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu02", "gpu03"]}]}]
+    assert spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == \
+        "kubernetes.io/hostname"
+    (container,) = spec["containers"]
+    assert container["name"] == "pytorch"
+    assert container["command"] == ["python3", "/opt/gpucluster/gpucluster-ddp-smoke.py", "--backend=nccl", "--steps=50",
+                                    "--expect-world-size=2", "--expect-nodes=2"]
+    assert container["resources"] == {"limits": {"nvidia.com/gpu": "1"}}
+    assert spec["volumes"] == [{"name": "script", "configMap": {"name": "gpucluster-validation-ddp"}}]
+
+
+def test_ddp_job_plan_on_the_cpu_and_with_too_few_nodes():
+    view = dict(kube_nodes(), cp1={"node": "cp1", "unschedulable": False, "mark": None, "stale": False, "devices": {}})
+    # a GPU node and a node without GPUs: gloo on the CPU for both, no GPU asked for
+    plan = ddp_job_plan(["cp1", "gpu01"], view, {}, [gpu_pod("gpu01", "pass")], DDP_SETTINGS)
+    assert (plan["hosts"], plan["gpu"]) == (["gpu01", "cp1"], False)
+    spec = plan["manifest"]["items"][1]["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
+    assert "--backend=gloo" in spec["containers"][0]["command"]
+    assert "resources" not in spec["containers"][0] and "runtimeClassName" not in spec
+    plan = ddp_job_plan(["cp1", "gpu01"], view, {"cp1": "fail"}, [gpu_pod("gpu01", "pass")], DDP_SETTINGS)
+    assert plan == {"hosts": [], "nodes": [], "gpu": False, "manifest": {},
+                    "why": "1 of the 2 nodes it needs can take part (schedulable, passive checks and GPU pod passed)"}
+
+
+def job(conditions=None, status=True):
+    item = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "gpucluster-validation-ddp"}}
+    if status:
+        item["status"] = {"conditions": [dict(c, status=c.get("status", "True")) for c in conditions or []]}
+    return json.dumps(item)
+
+
+CREATED = {"type": "Created", "reason": "PyTorchJobCreated", "message": "PyTorchJob gpucluster-validation-ddp is created."}
+RUNNING = {"type": "Running", "reason": "PyTorchJobRunning", "message": "PyTorchJob gpucluster-validation-ddp is running."}
+SUCCEEDED = {"type": "Succeeded", "reason": "PyTorchJobSucceeded",
+             "message": "PyTorchJob gpucluster-validation-ddp is successfully completed."}
+FAILED = {"type": "Failed", "reason": "PyTorchJobFailed",
+          "message": "PyTorchJob gpucluster-validation-ddp is failed because 1 Worker replica(s) failed."}
+
+
+@pytest.mark.parametrize("text, elapsed, state", [
+    (job(status=False), 10, ("running", "no status yet")),
+    (job(status=False), 60, ("no-operator", "no status")),
+    (job([CREATED]), 600, ("running", "Created")),
+    (job([CREATED, dict(RUNNING, status="False"), RUNNING]), 5, ("running", "Created, Running")),
+    (job([CREATED, dict(RUNNING, status="False"), SUCCEEDED]), 5,
+     ("succeeded", "PyTorchJobSucceeded PyTorchJob gpucluster-validation-ddp is successfully completed.")),
+    (job([CREATED, FAILED]), 5,
+     ("failed", "PyTorchJobFailed PyTorchJob gpucluster-validation-ddp is failed because 1 Worker replica(s) failed.")),
+], ids=["new", "no-operator", "created", "running", "succeeded", "failed"])
+def test_ddp_job_state(text, elapsed, state):
+    assert ddp_job_state(text, elapsed, 60) == state
+
+
+@pytest.mark.parametrize("text, message", [
+    ("Error from server (NotFound)", "kubectl get pytorchjob: the output is not JSON (Expecting value: line 1 column 1 (char 0))"),
+    ('{"kind": "Status"}', "kubectl get pytorchjob: the output is not a PyTorchJob"),
+], ids=["not-json", "not-a-job"])
+def test_ddp_job_state_errors(text, message):
+    with pytest.raises(RuleError) as exc:
+        ddp_job_state(text, 0, 60)
+    assert str(exc.value) == message
+
+
+H200_RESULT = read_fixture("h200-driver580", "ddp-gloo-2ranks.txt")
+DDP_PLAN = {"hosts": ["gpu02", "gpu03"]}
+
+
+@pytest.mark.parametrize("created, text, logs, status, message", [
+    ({"rc": 0}, job([CREATED, SUCCEEDED]), {"rc": 0, "stdout": H200_RESULT}, "pass",
+     "2 rank(s) on 1 node(s) trained 50 steps with gloo: the mean of the last 5 losses is 0.0698 x the first "
+     "(limit 0.5 x) and every rank holds identical weights."),
+    ({"rc": 0}, job([CREATED, FAILED]), {"rc": 0, "stdout": ""}, "fail",
+     "the job printed 0 result lines (rc=1): PyTorchJobFailed PyTorchJob gpucluster-validation-ddp is failed because 1 "
+     "Worker replica(s) failed."),
+    ({"rc": 0}, job([CREATED, RUNNING]), {}, "fail",
+     "the PyTorchJob still ran after 120s (Created, Running)"),
+    ({"rc": 0}, job(status=False), {}, "warn",
+     "the training operator did not take the PyTorchJob within 60s (no status): is its controller running?"),
+    ({"rc": 1, "stderr": 'error: unable to recognize "STDIN": no matches for kind "PyTorchJob" in version "kubeflow.org/v1"'},
+     None, {}, "warn",
+     'could not submit the PyTorchJob (kubectl apply exited 1: error: unable to recognize "STDIN": no matches for kind '
+     '"PyTorchJob" in version "kubeflow.org/v1"); is the training operator installed (the training_operator role)?'),
+    ({"rc": 0, "read_error": "kubectl exited 1: Unable to connect to the server: EOF"}, None, {}, "warn",
+     "could not read the PyTorchJob after the wait (kubectl exited 1: Unable to connect to the server: EOF)"),
+    ({"rc": 0}, job([CREATED, SUCCEEDED]), {"rc": 1, "stderr": "Error from server: Get \"https://10.0.0.11:10250/"
+                                                                "containerLogs/...\": dial tcp 10.0.0.11:10250: i/o timeout"},
+     "warn", "the PyTorchJob succeeded, but its pods' logs could not be read (kubectl logs: Error from server: Get "
+             "\"https://10.0.0.11:10250/containerLogs/...\": dial tcp 10.0.0.11:10250: i/o timeout)"),
+    ({"rc": 0}, job([CREATED, SUCCEEDED]), {"rc": 0, "stdout": "Traceback (most recent call last):\n"}, "fail",
+     "the job printed 0 result lines (rc=0): Traceback (most recent call last):"),
+], ids=["succeeded", "failed", "timeout", "no-operator", "no-crd", "unread", "no-logs", "no-result-line"])
+def test_ddp_job_result(created, text, logs, status, message):
+    (result,) = ddp_job_result(DDP_PLAN, created, text, logs, DDP_SETTINGS)
+    assert (result["check"], result["status"], result["message"], result["hosts"]) == (
+        "ddp_smoke", status, message, ["gpu02", "gpu03"])
+    assert result["source"] == "gpucluster-ddp-smoke.py as a PyTorchJob (registry.lab/pytorch:2.5.1-cuda12.4)"
+
+
+def test_ddp_job_result_without_nodes():
+    assert ddp_job_result({"hosts": [], "why": "1 of the 2 nodes"}, {}, None, {}, DDP_SETTINGS) == []

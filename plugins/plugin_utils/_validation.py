@@ -1033,8 +1033,8 @@ def _ended_pod(result: Dict[str, Any], pod: Mapping[str, Any], log: Mapping[str,
                  if term]
         why = "; ".join(part for part in [" ".join(x for x in (status.get("reason"), status.get("message")) if x)]
                         + exits if part)
-        return dict(result, status="fail", message="the pod failed (%s): %s" % (why or "no reason given",
-                                                                               output_tail(output)))
+        return dict(result, status="fail",
+                    message="the pod failed (%s): %s" % (why or "no reason given", output_tail(output)))
     if log.get("rc") not in (None, 0) or (listed is None and not log):
         # The pod ran to its end; the API server could not fetch its log from kubelet: not the GPUs.
         return dict(result, status="warn", message="the pod ended, but its output could not be read (kubectl logs: %s)"
@@ -1121,8 +1121,8 @@ def ddp_job_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any
             pod_spec["runtimeClassName"] = settings["runtime_class"]
 
     def replica(count: int) -> Dict[str, Any]:
-        return {"replicas": count, "restartPolicy": "Never", "template": {"metadata": {"labels": dict(labels)},
-                                                                         "spec": pod_spec}}
+        template = {"metadata": {"labels": dict(labels)}, "spec": pod_spec}
+        return {"replicas": count, "restartPolicy": "Never", "template": template}
 
     meta = {"namespace": settings["namespace"], "labels": dict(labels)}
     job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": dict(meta, name=DDP_JOB), "spec": {

@@ -407,8 +407,8 @@ def test_list_h100_capture():
 def test_list_two_gpus_with_mig_devices():
     text = H200_LIST + MIG_LINES + H200_LINE.replace("GPU 0", "GPU 1").replace("0d427690", "1d427690") + "\n"
     gpus = parse_list(text)
-    assert [(g["index"], g["uuid"]) for g in gpus] == [(0, "GPU-0d427690-ef55-14cc-625c-7cef66684e67"),
-                                                      (1, "GPU-1d427690-ef55-14cc-625c-7cef66684e67")]
+    assert [(g["index"], g["uuid"]) for g in gpus] == [
+        (0, "GPU-0d427690-ef55-14cc-625c-7cef66684e67"), (1, "GPU-1d427690-ef55-14cc-625c-7cef66684e67")]
     assert gpus[0]["mig"] == [
         {"profile": "1g.18gb", "index": 0, "uuid": "MIG-ffda444c-c706-57c6-98c9-67c441a0b109"},
         {"profile": "3g.71gb", "index": 1, "uuid": "MIG-fe9bc608-60f5-5479-8cc4-1827021d27a9"}]

@@ -1584,8 +1584,8 @@ def test_ddp_job_plan_prefers_gpu_nodes_whose_pod_passed():
                                                                          "gpucluster-validation-ddp")
     assert job["spec"]["runPolicy"] == {"backoffLimit": 0, "activeDeadlineSeconds": 120, "cleanPodPolicy": "None"}
     replicas = job["spec"]["pytorchReplicaSpecs"]
-    assert {k: (r["replicas"], r["restartPolicy"]) for k, r in replicas.items()} == {"Master": (1, "Never"),
-                                                                                      "Worker": (1, "Never")}
+    assert {k: (r["replicas"], r["restartPolicy"]) for k, r in replicas.items()} == {
+        "Master": (1, "Never"), "Worker": (1, "Never")}
     spec = replicas["Worker"]["template"]["spec"]
     assert spec["runtimeClassName"] == "nvidia"
     assert spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == [
@@ -1673,8 +1673,9 @@ DDP_PLAN = {"hosts": ["gpu02", "gpu03"]}
      '"PyTorchJob" in version "kubeflow.org/v1"); is the training operator installed (the training_operator role)?'),
     ({"rc": 0, "read_error": "kubectl exited 1: Unable to connect to the server: EOF"}, None, {}, "warn",
      "could not read the PyTorchJob after the wait (kubectl exited 1: Unable to connect to the server: EOF)"),
-    ({"rc": 0}, job([CREATED, SUCCEEDED]), {"rc": 1, "stderr": "Error from server: Get \"https://10.0.0.11:10250/"
-                                                                "containerLogs/...\": dial tcp 10.0.0.11:10250: i/o timeout"},
+    ({"rc": 0}, job([CREATED, SUCCEEDED]),
+     {"rc": 1, "stderr": "Error from server: Get \"https://10.0.0.11:10250/containerLogs/...\": dial tcp "
+                         "10.0.0.11:10250: i/o timeout"},
      "warn", "the PyTorchJob succeeded, but its pods' logs could not be read (kubectl logs: Error from server: Get "
              "\"https://10.0.0.11:10250/containerLogs/...\": dial tcp 10.0.0.11:10250: i/o timeout)"),
     ({"rc": 0}, job([CREATED, SUCCEEDED]), {"rc": 0, "stdout": "Traceback (most recent call last):\n"}, "fail",

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Capture a lent GPU machine for tests/unit/fixtures and run the collection there for real.
 #
-#   bash tests/harness/device/capture.sh OUTDIR [idle|modules|validation|busy|nccl ...]
+#   bash tests/harness/device/capture.sh OUTDIR [idle|modules|validation|busy|nccl|nccl_options ...]
 #
-# With no section named, the first four run in that order. nccl runs an all_reduce_perf binary of
+# With no section named, the first four run in that order. nccl and nccl_options run an all_reduce_perf binary of
 # NVIDIA's nccl-tests built elsewhere (NCCL_TESTS=its path; the machines have no network), against
 # the NCCL of the machine's torch.
 # Run from the repository root on a machine with an NVIDIA driver and the python3 that holds
@@ -136,6 +136,18 @@ cap "nccl-all-reduce-${gpu_count}gpu-nccl-info.txt" env NCCL_DEBUG=INFO "$bin" -
 cap "nccl-all-reduce-${gpu_count}gpu-json-run.txt" "$bin" -b 8 -e 128M -f 2 -g "$gpu_count" \
   -J "$out/nccl-all-reduce-${gpu_count}gpu.json"
 cap nccl-all-reduce-one-more-gpu.txt "$bin" -b 8 -e 8K -f 2 -g $((gpu_count + 1))
+}
+
+# --- all_reduce_perf's other printing options, one each (the parser reads every one) ------------
+nccl_options() {
+local bin=${NCCL_TESTS:?set NCCL_TESTS to an all_reduce_perf binary} lib opts name
+lib=$(python3 -c 'import glob, sysconfig; print(glob.glob(sysconfig.get_paths()["purelib"] + "/nvidia/nccl/lib")[0])')
+export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+for opts in "-C 1" "-S 1" "-M 1" "-N 2" "-d all" "-o all" "-c 0" "-a 3" "-G 2" "-R 1" "-z 0 -y 1" "-u 1"; do
+  name="nccl-all-reduce-option$(printf '%s' "$opts" | tr -d ' ').txt"
+  # shellcheck disable=SC2086  # the options are words
+  cap "$name" "$bin" -b 8 -e 1M -f 8 -g "$gpu_count" $opts
+done
 }
 
 sections=("${@:2}")

@@ -178,6 +178,52 @@ def test_own_h100_capture_of_a_failed_start():
         "Please check the number of processes and GPUs per process.\n")
 
 
+TIMES = ["time", "algbw", "busbw", "#wrong"] * 2
+TYPES = ["bfloat16", "double", "f8e4m3", "f8e5m2", "float", "half", "int32", "int64", "int8", "uint32", "uint64", "uint8"]
+
+
+@pytest.mark.parametrize("option, rows, tail, first_time, types, ops, wrong_total", [
+    # -C 1: the time columns are cputime; -S 1: a timestamp column ("%Y-%m-%d %H:%M:%S") after the halves
+    ("-C1", 6, ["cputime", "algbw", "busbw", "#wrong"] * 2, 4.49, ["float"], ["sum"], 0),
+    ("-S1", 6, TIMES + ["timestamp"], 5.24, ["float"], ["sum"], 0),
+    # -M 1: a "GPU memory usage" line after the summary; -N 2: the sizes run twice in one table
+    ("-M1", 6, TIMES, 6.57, ["float"], ["sum"], 0),
+    ("-N2", 12, TIMES, 7.06, ["float"], ["sum"], 0),
+    # every data type (f8e4m3 and f8e5m2 on Hopper) and every reduction, one table each
+    ("-dall", 72, TIMES, 6.3, TYPES, ["sum"], 0),
+    ("-oall", 36, TIMES, 4.69, ["float"], ["avg", "max", "min", "mulsum", "prod", "sum"], 0),
+    # -c 0: no check, #wrong is N/A (no count at all, not 0)
+    ("-c0", 6, TIMES, 4.9, ["float"], ["sum"], None),
+    ("-a3", 6, TIMES, 5.29, ["float"], ["sum"], 0),
+    ("-G2", 6, TIMES, 1.77, ["float"], ["sum"], 0),
+    ("-R1", 6, TIMES, 5.87, ["float"], ["sum"], 0),
+    ("-z0-y1", 6, TIMES, 6.77, ["float"], ["sum"], 0),
+    ("-u1", 6, TIMES, 5.23, ["float"], ["sum"], 0),
+], ids=lambda value: value if isinstance(value, str) else None)
+def test_own_h100_capture_of_every_printing_option(option, rows, tail, first_time, types, ops, wrong_total):
+    """all_reduce_perf -b 8 -e 1M -f 8 -g 1 with each option (our lent H100, nccl-tests 2.19.0; the exact
+    command lines are in nccl-options-commands.log): each parses, with what the option changes."""
+    result = parse_nccl_tests(read_fixture(OWN_DIR, "nccl-all-reduce-option%s.txt" % option))
+    assert (len(result["rows"]), result["columns"][5:], result["rows"][0]["out_of_place"]["time_us"]) == (
+        rows, tail, first_time)
+    assert sorted({row["type"] for row in result["rows"]}) == types
+    assert sorted({row["redop"] for row in result["rows"]}) == ops
+    assert (result["wrong_total"], result["out_of_bounds"], result["avg_busbw_gbs"], result["complete"]) == (
+        wrong_total, 0, 0.0, True)
+    assert result["failures"] == [] and result["version"] == "2.19.0"
+
+
+def test_own_h100_capture_options_in_the_settings_line_and_the_timestamps():
+    assert parsed_own("-G2")["settings"]["graph"] == 2
+    assert parsed_own("-u1")["settings"]["unalign"] == 1
+    assert [row["timestamp"] for row in parsed_own("-S1")["rows"]][:2] == ["2026-11-26 16:26:36"] * 2
+    assert [row["size_bytes"] for row in parsed_own("-N2")["rows"]] == [8, 64, 512, 4096, 32768, 262144] * 2
+
+
+def parsed_own(option):
+    return parse_nccl_tests(read_fixture(OWN_DIR, "nccl-all-reduce-option%s.txt" % option))
+
+
 def _replace_once(text, old, new):
     assert text.count(old) == 1, old
     return text.replace(old, new)

@@ -42,6 +42,9 @@ _IMAGE_RE = re.compile(r"^(?:[A-Za-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-]+[a-z
 # An extended resource a device plugin advertises: <domain>/<name> (nvidia.com/gpu, nvidia.com/mig-1g.10gb).
 _RESOURCE_RE = re.compile(r"^(?=.{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)+"
                           r"/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_ARCHIVE_RE = re.compile(r"(?:https?|file)://[^\s?#]+\.(?:tar\.gz|tgz|tar\.xz)")
+_CHECKSUM_RE = re.compile(r"sha256:[0-9A-Fa-f]{64}")
+_PACKAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9+._-]*$")
 _HCA_KEYS = ("rate_gbps", "link_layers", "ignore", "count", "source")
 _LINK_LAYERS = ("InfiniBand", "Ethernet")
 
@@ -131,6 +134,26 @@ def _host(errors: Errors, values: Mapping[str, Any]) -> None:
     errors.check("validation_kernel_log_minutes", int_range(values.get("validation_kernel_log_minutes", 60), 1, 10080))
 
 
+def _fabric_tools(errors: Errors, play: Mapping[str, Any]) -> None:
+    """nccl-tests built from a source tarball (a checksum and a build directory with it), perftest's package."""
+    source = play.get("validation_nccl_tests_source", "")
+    if source != "":
+        if not isinstance(source, str) or not _ARCHIVE_RE.fullmatch(source):
+            errors.add("validation_nccl_tests_source", "must be the http(s):// or file:// URL of nccl-tests' source as a "
+                       ".tar.gz, .tgz or .tar.xz archive, or empty (got %r)" % (source,))
+        checksum = play.get("validation_nccl_tests_checksum", "")
+        if not isinstance(checksum, str) or not _CHECKSUM_RE.fullmatch(checksum):
+            errors.add("validation_nccl_tests_checksum", "must be the source archive's checksum as sha256:<64 hex digits> "
+                       "when validation_nccl_tests_source is set (got %r)" % (checksum,))
+        if not play.get("validation_nccl_tests_dir"):
+            errors.add("validation_nccl_tests_dir", "must name the directory to build all_reduce_perf in when "
+                       "validation_nccl_tests_source is set (got '')")
+    errors.check("validation_nccl_tests_mpi", boolean(play.get("validation_nccl_tests_mpi", True)))
+    package = play.get("validation_perftest_package", "perftest")
+    if package != "":
+        errors.check("validation_perftest_package", matches(package, _PACKAGE_RE, "a package name, or empty"))
+
+
 def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[str, Any]) -> List[str]:
     """Every error in the play's settings (``play``) and each host's (``per_host``)."""
     errors = Errors()
@@ -191,6 +214,7 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
     for var in ("validation_nccl_tests_dir", "validation_perftest_path"):
         if play.get(var):
             errors.check(var, abs_path(play.get(var)))
+    _fabric_tools(errors, play)
     recorded = play.get("validation_recorded_outputs") or {}
     if not isinstance(recorded, Mapping):
         errors.add("validation_recorded_outputs", "must map nccl_all_reduce or ib_write_bw to files")

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Capture a lent GPU machine for tests/unit/fixtures and run the collection there for real.
 #
-#   bash tests/harness/device/capture.sh OUTDIR [idle|modules|validation|busy|nccl|nccl_options ...]
+#   bash tests/harness/device/capture.sh OUTDIR [idle|modules|validation|busy|nccl|nccl_options|nccl_build ...]
 #
 # With no section named, the first four run in that order. nccl and nccl_options run an all_reduce_perf binary of
 # NVIDIA's nccl-tests built elsewhere (NCCL_TESTS=its path; the machines have no network), against
-# the NCCL of the machine's torch.
+# the NCCL of the machine's torch. nccl_build runs the validation role's own nccl-tests build from a
+# source archive (NCCL_TESTS_SOURCE=its path), without MPI (no Open MPI package can be fetched there).
 # Run from the repository root on a machine with an NVIDIA driver and the python3 that holds
 # torch (the device tool's machines). Ansible itself comes from wheels the caller installed on
 # PYTHONPATH (the machine has no network). Writes one file per command into OUTDIR and
@@ -76,12 +77,16 @@ cap environment.txt sh -c 'uname -srm; nproc; grep -m1 "model name" /proc/cpuinf
 }
 
 # --- the collection's modules, run there by Ansible --------------------------------------------
-modules() {
+ansible_env() {
   local python
   python=$(command -v python3)
   export ANSIBLE_COLLECTIONS_PATH=$coll ANSIBLE_CALLBACK_RESULT_FORMAT=yaml ANSIBLE_NOCOLOR=1 \
   ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0 LC_ALL=C.UTF-8 \
   ANSIBLE_PYTHON_INTERPRETER=$python
+}
+
+modules() {
+ansible_env
 cap module-nvidia_smi_facts.txt ansible localhost -c local -i localhost, -m gpucluster.core.nvidia_smi_facts
 cap module-playbook.txt ansible-playbook -c local -i localhost, -e "gpc_cuda_release=$cuda" tests/harness/device/modules.yml
 }
@@ -148,6 +153,20 @@ for opts in "-C 1" "-S 1" "-M 1" "-N 2" "-d all" "-o all" "-c 0" "-a 3" "-G 2" "
   # shellcheck disable=SC2086  # the options are words
   cap "$name" "$bin" -b 8 -e 1M -f 8 -g "$gpu_count" $opts
 done
+}
+
+# --- the validation role's nccl-tests build there, twice, and the binary it made ----------------
+nccl_build() {
+local src=${NCCL_TESTS_SOURCE:?set NCCL_TESTS_SOURCE to an nccl-tests source archive} sum
+local -a vars
+ansible_env
+sum=sha256:$(sha256sum "$src" | cut -d' ' -f1)
+vars=(-e "validation_nccl_tests_source=file://$src" -e "validation_nccl_tests_checksum=$sum"
+      -e validation_nccl_tests_dir=/tmp/gpucluster-nccl-tests)
+cap nccl-build-run1.txt ansible-playbook -c local -i localhost, "${vars[@]}" tests/harness/device/nccl-tests-build.yml
+cap nccl-build-run2.txt ansible-playbook -c local -i localhost, "${vars[@]}" tests/harness/device/nccl-tests-build.yml
+cap nccl-build-all-reduce.txt /tmp/gpucluster-nccl-tests/all_reduce_perf -b 8 -e 64M -f 8 -g "$gpu_count"
+cap nccl-build-ldd.txt ldd /tmp/gpucluster-nccl-tests/all_reduce_perf
 }
 
 sections=("${@:2}")

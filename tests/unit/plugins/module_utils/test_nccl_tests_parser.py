@@ -220,6 +220,17 @@ def test_own_h100_capture_options_in_the_settings_line_and_the_timestamps():
     assert [row["size_bytes"] for row in parsed_own("-N2")["rows"]] == [8, 64, 512, 4096, 32768, 262144] * 2
 
 
+def test_own_h100_build_by_the_validation_role():
+    """all_reduce_perf as the validation role built it on the lent H100 (nccl_tests.yml, twice: the second
+    run changed nothing), run there against the machine's NCCL 2.28.3."""
+    result = parse_nccl_tests(read_fixture(OWN_DIR, "nccl-build-all-reduce.txt"))
+    assert (result["version"], result["nccl_version"], len(result["rows"]), result["complete"]) == (
+        "2.19.0", "2.28.3", 8, True)
+    assert "changed=4 " in read_fixture(OWN_DIR, "nccl-build-run1.txt")
+    assert "changed=0 " in read_fixture(OWN_DIR, "nccl-build-run2.txt")
+    assert "libnccl.so.2 => /lib/x86_64-linux-gnu/libnccl.so.2" in read_fixture(OWN_DIR, "nccl-build-ldd.txt")
+
+
 def parsed_own(option):
     return parse_nccl_tests(read_fixture(OWN_DIR, "nccl-all-reduce-option%s.txt" % option))
 

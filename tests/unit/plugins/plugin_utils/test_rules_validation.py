@@ -81,6 +81,9 @@ def test_names():
       "validation_kubernetes_runtime_class": "", "validation_kubernetes_gpu_resource": "nvidia.com/mig-1g.10gb"}, {}),
     ({"validation_kubernetes_runtime_class": "nvidia-cdi.example.com", "validation_kubernetes_gpu_resource": "amd.com/gpu"}, {}),
     ({"validation_kubernetes_ddp": False, "validation_kubernetes_ddp_image": "registry.lab:5000/nvidia/pytorch:24.08-py3"}, {}),
+    ({"validation_nccl_tests_source": "file:///srv/mirror/nccl-tests-2.17.6.tar.gz", "validation_nccl_tests_dir": "/opt/nt",
+      "validation_nccl_tests_checksum": "sha256:" + "0" * 64, "validation_nccl_tests_mpi": False,
+      "validation_perftest_package": ""}, {}),
     ({"validation_recorded_outputs": {"nccl_all_reduce": "/srv/validation/nccl-all_reduce_perf.txt",
                                       "ib_write_bw": "/srv/validation/ib_write_bw.txt"}}, {}),
     ({}, {"validation_gpu_count": 8, "validation_gpu_model": "NVIDIA H100 80GB HBM3",
@@ -193,6 +196,20 @@ def test_no_host():
       "registry.example.com/cuda:12.4.1-base-ubuntu22.04@sha256:..., or empty (got None)"]),
     ({"validation_kubernetes_gpu_pod": "yes"}, ["validation_kubernetes_gpu_pod: must be true or false (got 'yes')"]),
     ({"validation_kubernetes_ddp": 1}, ["validation_kubernetes_ddp: must be true or false (got 1)"]),
+    ({"validation_nccl_tests_source": "https://github.com/NVIDIA/nccl-tests/archive/refs/tags/v2.17.6.tar.gz"},
+     ["validation_nccl_tests_checksum: must be the source archive's checksum as sha256:<64 hex digits> when "
+      "validation_nccl_tests_source is set (got '')",
+      "validation_nccl_tests_dir: must name the directory to build all_reduce_perf in when "
+      "validation_nccl_tests_source is set (got '')"]),
+    ({"validation_nccl_tests_source": "https://github.com/NVIDIA/nccl-tests.git", "validation_nccl_tests_dir": "/opt/nt",
+      "validation_nccl_tests_checksum": "sha256:" + "a" * 63},
+     ["validation_nccl_tests_source: must be the http(s):// or file:// URL of nccl-tests' source as a .tar.gz, .tgz or "
+      ".tar.xz archive, or empty (got 'https://github.com/NVIDIA/nccl-tests.git')",
+      "validation_nccl_tests_checksum: must be the source archive's checksum as sha256:<64 hex digits> when "
+      "validation_nccl_tests_source is set (got 'sha256:" + "a" * 63 + "')"]),
+    ({"validation_nccl_tests_mpi": "no"}, ["validation_nccl_tests_mpi: must be true or false (got 'no')"]),
+    ({"validation_perftest_package": "perftest; rm -rf /"},
+     ["validation_perftest_package: must be a package name, or empty (got 'perftest; rm -rf /')"]),
     ({"validation_kubernetes_ddp_image": ""},
      ["validation_kubernetes_ddp_image: must be an image reference with torch in it, such as "
       "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime (got '')"]),

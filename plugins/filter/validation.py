@@ -18,7 +18,7 @@ plugins/plugin_utils/_validation.py, _rules_validation.py and _validation_report
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.gpucluster.core.plugins.module_utils._dcgmi import DcgmiError, parse_dcgmi_diag
 from ansible_collections.gpucluster.core.plugins.module_utils._nccl_tests import NcclTestsError, parse_nccl_tests
@@ -176,17 +176,34 @@ def _dcgm_diag(host: str, run: Mapping[str, Any]) -> Dict[str, Any]:
     return v.dcgm_diag_result(host, run["level"], parsed, None)
 
 
-def _pods_read(result: Optional[Mapping[str, Any]]) -> Any:
-    """(the PodList text, None) from a registered ``kubectl get pods --output=json``, else (None, why)."""
+def _kubectl_read(result: Optional[Mapping[str, Any]], read: Callable[[str], Any]) -> Any:
+    """(kubectl's output, None) from a registered kubectl read whose output ``read`` takes, else
+    (None, why): not run, kubectl's error, or what ``read`` refuses."""
     if not result or result.get("skipped"):
         return None, "not read"
     if result.get("rc") != 0:
         return None, "kubectl exited %s: %s" % (result.get("rc"), result.get("stderr") or result.get("msg") or "")
     try:
-        v.pod_items(result.get("stdout") or "")
+        read(result.get("stdout") or "")
     except RuleError as exc:
         return None, str(exc)
     return result["stdout"], None
+
+
+def _pods_read(result: Optional[Mapping[str, Any]]) -> Any:
+    """A registered ``kubectl get pods --output=json`` read (_kubectl_read)."""
+    return _kubectl_read(result, v.pod_items)
+
+
+def _job_read(result: Optional[Mapping[str, Any]]) -> Any:
+    """A registered ``kubectl get pytorchjob --output=json`` read (_kubectl_read)."""
+    return _kubectl_read(result, lambda text: v.ddp_job_state(text, 0, 1))
+
+
+def _applied(created: Optional[Mapping[str, Any]], read_error: Optional[str]) -> Dict[str, Any]:
+    """A registered ``kubectl apply`` as the judging functions take it, with the later read's error."""
+    created = created or {}
+    return {"rc": created.get("rc"), "stderr": created.get("stderr") or created.get("msg"), "read_error": read_error}
 
 
 def _gpu_pod_plan(hosts: Sequence[str], hostvars: Mapping[str, Any], kubernetes_nodes: Mapping[str, Any],
@@ -221,11 +238,9 @@ def _gpu_pods(run: Mapping[str, Any], hardware: Mapping[str, Any]) -> List[Dict[
             except NvidiaSmiError as exc:
                 lists[item["item"]] = str(exc)
     uuids = {host: (node or {}).get("gpu_uuids") or [] for host, node in hardware.items()}
-    created = run.get("created") or {}
     text, error = _pods_read(run.get("pods"))
-    return v.gpu_pod_results(run.get("plan") or {}, {"rc": created.get("rc"), "stderr": created.get("stderr") or created.get("msg"),
-                                                     "read_error": error},
-                             text, logs, uuids, lists, run.get("settings") or {})
+    return v.gpu_pod_results(run.get("plan") or {}, _applied(run.get("created"), error), text, logs, uuids, lists,
+                             run.get("settings") or {})
 
 
 def _ddp_job_plan(hosts: Sequence[str], hostvars: Mapping[str, Any], kubernetes_nodes: Mapping[str, Any],
@@ -239,31 +254,16 @@ def _ddp_job_plan(hosts: Sequence[str], hostvars: Mapping[str, Any], kubernetes_
 def _ddp_job_state(read: Mapping[str, Any], elapsed: float, operator_wait: float) -> str:
     """The PyTorchJob's state from a registered ``kubectl get pytorchjob --output=json`` (``unread``
     when kubectl failed or printed something else)."""
-    if not read or read.get("skipped") or read.get("rc") != 0:
-        return "unread"
-    try:
-        return v.ddp_job_state(read.get("stdout") or "", elapsed, operator_wait)[0]
-    except RuleError:
-        return "unread"
+    text, error = _job_read(read)
+    return "unread" if error else v.ddp_job_state(text, elapsed, operator_wait)[0]
 
 
 def _ddp_job_result(plan: Mapping[str, Any], created: Mapping[str, Any], job: Mapping[str, Any],
                     logs: Mapping[str, Any], settings: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """The PyTorchJob judged from the registered apply, read and logs results (ddp_job_result)."""
-    created = created or {}
-    text, error = None, "not read"
-    if job and not job.get("skipped"):
-        if job.get("rc") != 0:
-            error = "kubectl exited %s: %s" % (job.get("rc"), job.get("stderr") or job.get("msg") or "")
-        else:
-            try:
-                v.ddp_job_state(job.get("stdout") or "", 0, 1)
-                text, error = job["stdout"], None
-            except RuleError as exc:
-                error = str(exc)
+    text, error = _job_read(job)
     logs = {} if not logs or logs.get("skipped") else {k: logs.get(k) for k in ("rc", "stdout", "stderr")}
-    return v.ddp_job_result(plan, {"rc": created.get("rc"), "stderr": created.get("stderr") or created.get("msg"),
-                                   "read_error": error}, text, logs, settings)
+    return v.ddp_job_result(plan, _applied(created, error), text, logs, settings)
 
 
 def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, Any]],

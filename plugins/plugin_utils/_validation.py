@@ -845,37 +845,56 @@ def gpu_pod_name(node: str) -> str:
     return name
 
 
-def _gpu_pod(name: str, node: str, gpus: int, settings: Mapping[str, Any]) -> Dict[str, Any]:
+def _labels(name: str, settings: Mapping[str, Any]) -> Dict[str, str]:
+    """The labels of the validation's pods and objects: what they are, whose, which run."""
+    return {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": POD_MANAGER, POD_RUN_LABEL: settings["run"]}
+
+
+def _pod_spec(nodes: Sequence[str], container: Mapping[str, Any], settings: Mapping[str, Any],
+              gpus: bool) -> Dict[str, Any]:
+    """What the validation's pods share. Placed by the scheduler (so the nodes' allocatable GPUs
+    decide) on ``nodes`` only, as a DaemonSet's pods are; they tolerate the nodes' NoSchedule taints
+    (a GPU taint, the cordon of an earlier validation: a node this validation cordoned is tested
+    again); no service account token, a container without privileges; the RuntimeClass of the
+    nvidia runtime when the pod gets GPUs."""
     spec: Dict[str, Any] = {
-        "restartPolicy": "Never",
-        "activeDeadlineSeconds": int(settings["timeout"]),
         "terminationGracePeriodSeconds": 1,
         "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        # Placed by the scheduler (so the node's allocatable GPUs decide), on this node only, as a
-        # DaemonSet's pods are; it tolerates the node's NoSchedule taints (a GPU taint, the cordon
-        # of an earlier validation: a node this validation cordoned is tested again).
         "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}}},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": list(nodes)}]}]}}},
         "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
-        "containers": [{
-            "name": POD_CONTAINER,
-            "image": settings["image"],
-            "imagePullPolicy": "IfNotPresent",
-            # The NVIDIA Container Toolkit mounts the node's nvidia-smi into any image.
-            "command": ["nvidia-smi", "-L"],
-            "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}],
-            "resources": {"limits": {settings["resource"]: str(gpus)}},
-            "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
-                                "seccompProfile": {"type": "RuntimeDefault"}},
-        }],
+        "containers": [dict(container, imagePullPolicy="IfNotPresent", securityContext={
+            "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"}})],
     }
-    if settings.get("runtime_class"):
+    if gpus and settings.get("runtime_class"):
         spec["runtimeClassName"] = settings["runtime_class"]
+    return spec
+
+
+def _gpu_pod(name: str, node: str, gpus: int, settings: Mapping[str, Any]) -> Dict[str, Any]:
+    spec = _pod_spec([node], {
+        "name": POD_CONTAINER,
+        "image": settings["image"],
+        # The NVIDIA Container Toolkit mounts the node's nvidia-smi into any image.
+        "command": ["nvidia-smi", "-L"],
+        "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}],
+        "resources": {"limits": {settings["resource"]: str(gpus)}},
+    }, settings, True)
+    spec.update(restartPolicy="Never", activeDeadlineSeconds=int(settings["timeout"]), enableServiceLinks=False)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": name, "namespace": settings["namespace"],
-        "labels": {"app.kubernetes.io/name": "gpu-check", "app.kubernetes.io/managed-by": POD_MANAGER,
-                   POD_RUN_LABEL: settings["run"]}}, "spec": spec}
+        "name": name, "namespace": settings["namespace"], "labels": _labels("gpu-check", settings)}, "spec": spec}
+
+
+def _pod_node(host: str, kubernetes: Mapping[str, Mapping[str, Any]],
+              verdicts: Mapping[str, Optional[str]]) -> Optional[Mapping[str, Any]]:
+    """The Kubernetes node of ``host`` when it may run the validation's pods: Kubernetes knows it,
+    its passive checks did not fail, and nobody else cordoned it (an admin's cordon is left alone; a
+    node this validation cordoned is tested again). None otherwise."""
+    node = kubernetes.get(host)
+    if not node or verdicts.get(host) == "fail" or (node.get("unschedulable") and node.get("mark") is None):
+        return None
+    return node
 
 
 def gpu_pod_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any]],
@@ -902,12 +921,10 @@ def gpu_pod_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any
     items: List[Dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {
         "name": settings["namespace"], "labels": {"app.kubernetes.io/managed-by": POD_MANAGER}}}]
     for host in sorted(hosts, key=natural_key):
-        node = kubernetes.get(host)
-        if not node or verdicts.get(host) == "fail":
-            continue
-        advertised = (node.get("devices") or {}).get(settings["resource"], 0)
+        node = _pod_node(host, kubernetes, verdicts)
+        advertised = (node.get("devices") or {}).get(settings["resource"], 0) if node else 0
         gpus = gpu_counts.get(host) or advertised
-        if not gpus or (node.get("unschedulable") and node.get("mark") is None):
+        if not node or not gpus:
             continue
         why = None
         if in_use is None:
@@ -1071,8 +1088,8 @@ def ddp_job_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any
     by_check = {tuple(r["hosts"]): r["status"] for r in gpu_pods}
     gpu_hosts, cpu_hosts = [], []
     for host in sorted(hosts, key=natural_key):
-        node = kubernetes.get(host)
-        if not node or verdicts.get(host) == "fail" or (node.get("unschedulable") and node.get("mark") is None):
+        node = _pod_node(host, kubernetes, verdicts)
+        if not node:
             continue
         pod = by_check.get((host,))
         if (node.get("devices") or {}).get(settings["resource"]):
@@ -1087,38 +1104,24 @@ def ddp_job_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any
                        % (len(chosen), int(settings["nodes"]))}
     gpu = all(host in gpu_hosts for host in chosen)
     names = [kubernetes[host]["node"] for host in chosen]
-    labels = {"app.kubernetes.io/name": "ddp-smoke", "app.kubernetes.io/managed-by": POD_MANAGER,
-              POD_RUN_LABEL: settings["run"]}
+    labels = _labels("ddp-smoke", settings)
     container: Dict[str, Any] = {
         "name": "pytorch",  # the name the training operator looks for
         "image": settings["image"],
-        "imagePullPolicy": "IfNotPresent",
         "command": ["python3", "%s/%s" % (DDP_SCRIPT_DIR, DDP_SCRIPT), "--backend=%s" % ("nccl" if gpu else "gloo"),
                     "--steps=%d" % int(settings["steps"]), "--expect-world-size=%d" % len(chosen),
                     "--expect-nodes=%d" % len(chosen)],
         "volumeMounts": [{"name": "script", "mountPath": DDP_SCRIPT_DIR, "readOnly": True}],
-        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
-                            "seccompProfile": {"type": "RuntimeDefault"}},
-    }
-    pod_spec: Dict[str, Any] = {
-        "terminationGracePeriodSeconds": 1,
-        "automountServiceAccountToken": False,
-        "affinity": {
-            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": names}]}]}},
-            # one rank per node: the job must cross the nodes' network
-            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {POD_RUN_LABEL: settings["run"], "app.kubernetes.io/name": "ddp-smoke"}},
-                 "topologyKey": "kubernetes.io/hostname"}]}},
-        "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
-        "containers": [container],
-        "volumes": [{"name": "script", "configMap": {"name": DDP_JOB}}],
     }
     if gpu:
         container["env"] = [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]
         container["resources"] = {"limits": {settings["resource"]: "1"}}
-        if settings.get("runtime_class"):
-            pod_spec["runtimeClassName"] = settings["runtime_class"]
+    pod_spec = _pod_spec(names, container, settings, gpu)
+    # one rank per node: the job must cross the nodes' network
+    pod_spec["affinity"]["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {POD_RUN_LABEL: settings["run"], "app.kubernetes.io/name": "ddp-smoke"}},
+         "topologyKey": "kubernetes.io/hostname"}]}
+    pod_spec["volumes"] = [{"name": "script", "configMap": {"name": DDP_JOB}}]
 
     def replica(count: int) -> Dict[str, Any]:
         template = {"metadata": {"labels": dict(labels)}, "spec": pod_spec}

@@ -131,10 +131,15 @@ printf 'busy-load\trc=%s\t$ python3 -c <40 s of bf16 matrix products>\n' "$?" >>
 }
 
 # --- nccl-tests' all_reduce_perf on this machine's GPUs ----------------------------------------
+nccl_env() { # the NCCL of the machine's torch for the carried binary
+  local lib
+  lib=$(python3 -c 'import glob, sysconfig; print(glob.glob(sysconfig.get_paths()["purelib"] + "/nvidia/nccl/lib")[0])')
+  export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
 nccl() {
-local bin=${NCCL_TESTS:?set NCCL_TESTS to an all_reduce_perf binary} lib
-lib=$(python3 -c 'import glob, sysconfig; print(glob.glob(sysconfig.get_paths()["purelib"] + "/nvidia/nccl/lib")[0])')
-export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+local bin=${NCCL_TESTS:?set NCCL_TESTS to an all_reduce_perf binary}
+nccl_env
 cap nccl-all-reduce-version.txt "$bin" --help
 cap "nccl-all-reduce-${gpu_count}gpu.txt" "$bin" -b 8 -e 1G -f 2 -g "$gpu_count"
 cap "nccl-all-reduce-${gpu_count}gpu-nccl-info.txt" env NCCL_DEBUG=INFO "$bin" -b 1M -e 16M -f 4 -g "$gpu_count"
@@ -145,9 +150,8 @@ cap nccl-all-reduce-one-more-gpu.txt "$bin" -b 8 -e 8K -f 2 -g $((gpu_count + 1)
 
 # --- all_reduce_perf's other printing options, one each (the parser reads every one) ------------
 nccl_options() {
-local bin=${NCCL_TESTS:?set NCCL_TESTS to an all_reduce_perf binary} lib opts name
-lib=$(python3 -c 'import glob, sysconfig; print(glob.glob(sysconfig.get_paths()["purelib"] + "/nvidia/nccl/lib")[0])')
-export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+local bin=${NCCL_TESTS:?set NCCL_TESTS to an all_reduce_perf binary} opts name
+nccl_env
 for opts in "-C 1" "-S 1" "-M 1" "-N 2" "-d all" "-o all" "-c 0" "-a 3" "-G 2" "-R 1" "-z 0 -y 1" "-u 1"; do
   name="nccl-all-reduce-option$(printf '%s' "$opts" | tr -d ' ').txt"
   # shellcheck disable=SC2086  # the options are words

@@ -1,6 +1,7 @@
-"""Test tooling (molecule/kubernetes): print how many bootstrap tokens exist and the longest time,
-in seconds, one of them stays valid. kubeadm 1.20's `token list -o json` prints one JSON object
-per token, one after the other."""
+"""Test tooling (molecule/kubernetes): print how many bootstrap tokens that can join a node exist
+(usage "authentication") and the longest time, in seconds, one of them stays valid. kubeadm 1.20's
+`token list -o json` prints one JSON object per token, one after the other. (kubeadm's proxy token
+for the uploaded certificates' lifetime has no usage: it cannot authenticate.)"""
 import datetime
 import json
 import subprocess
@@ -13,6 +14,8 @@ at = 0
 while text[at:].strip():
     at = len(text) - len(text[at:].lstrip())
     token, at = decoder.raw_decode(text, at)
+    if "authentication" not in (token.get("usages") or []):
+        continue
     expires = datetime.datetime.fromisoformat(token["expires"].replace("Z", "+00:00"))
     left.append((expires - now).total_seconds())
 print(len(left), int(max(left)) if left else 0)

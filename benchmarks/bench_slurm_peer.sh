@@ -12,6 +12,9 @@
 #   BENCH_PROFILE=1                               per-task times in the logs (ansible.posix.profile_tasks)
 #   BENCH_RECOMMENDS=1                            ours installs the packages' Recommends too, as the
 #                                                 peer does (default: the role's default, without)
+#   BENCH_PRELOAD=0                               without the gpucluster.core.preload callback, as
+#                                                 in a repository that imports the role and does not
+#                                                 enable it (default 1: as the collection's ansible.cfg)
 #
 # Holds /tmp/gpc-docker.lock for the whole run (one docker engine, shared with molecule).
 # Prints min / median / max per role and phase, and the ratios ours / peer.
@@ -38,6 +41,8 @@ R=$W/results.tsv
 dd if=/dev/urandom of="$W/munge.key" bs=1024 count=1 status=none
 base64 -w0 "$W/munge.key" >"$W/munge.key.b64"
 
+CALLBACKS=gpucluster.core.preload
+[ "${BENCH_PRELOAD:-1}" = 1 ] || CALLBACKS=
 cat >"$W/ansible.cfg" <<CFG
 [defaults]
 collections_path = $ROOT/.venv/collections
@@ -52,8 +57,8 @@ stdout_callback = default
 callback_result_format = yaml
 nocolor = true
 # As the collection's own ansible.cfg: its filter and action plugins loaded once per run (the
-# peer uses none of them; the same file serves both).
-callbacks_enabled = gpucluster.core.preload
+# peer uses none of them; the same file serves both). BENCH_PRELOAD=0: as an importer's.
+callbacks_enabled = ${CALLBACKS}
 
 [connection]
 pipelining = true
@@ -169,7 +174,7 @@ round() {  # round ROLE LABEL
   inventory >"$W/inventory.yml"
   for phase in converge rerun; do
     /usr/bin/time -f %e -o "$L/$phase.time" env ANSIBLE_CONFIG="$W/ansible.cfg" ANSIBLE_NOCOLOR=1 \
-      ${BENCH_PROFILE:+ANSIBLE_CALLBACKS_ENABLED=gpucluster.core.preload,ansible.posix.profile_tasks PROFILE_TASKS_TASK_OUTPUT_LIMIT=40} \
+      ${BENCH_PROFILE:+ANSIBLE_CALLBACKS_ENABLED=${CALLBACKS:+$CALLBACKS,}ansible.posix.profile_tasks PROFILE_TASKS_TASK_OUTPUT_LIMIT=40} \
       ansible-playbook -i "$W/inventory.yml" "$W/$role.yml" >"$L/$phase.log" 2>&1
     rc=$?
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$role" "$((n + 1))" "$phase" "$(tail -1 "$L/$phase.time")" "$rc" | tee -a "$R"

@@ -4,7 +4,8 @@
 #   tests/run-all.sh --no-molecule       # everything but the molecule scenarios
 #   tests/run-all.sh --scenario base_os  # setup, then one molecule scenario only
 # Stages: setup (docker engine, node image, venv), yamllint, ansible-lint,
-# ansible-test sanity, ansible-test units, pytest, collection build, molecule.
+# ansible-test sanity, ansible-test units, pytest, collection build and install (all on the
+# oldest ansible-core supported), the newest ansible-core (units, sanity, install), molecule.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,6 +54,7 @@ if [ -z "$only_scenario" ]; then
   stage ansible-test-units bash tests/harness/ansible-test.sh units
   stage pytest python -m pytest -q tests/pytest
   stage collection-build bash tests/harness/check-build.sh
+  stage newest-ansible-core bash tests/harness/core-range.sh
 fi
 if [ "$run_molecule" = 1 ]; then
   for dir in molecule/*/; do

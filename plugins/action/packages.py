@@ -6,7 +6,8 @@ ansible.builtin.apt runs only for the others, with the task's options, and one `
 --set-selections`` only for the holds that differ. On other hosts the task goes to
 ansible.builtin.package. The task's ``files`` (apt preferences, say) are read in the same
 call and written as gpucluster.core.files writes them (ReadFirstAction._write_files), only where
-they differ, before apt runs."""
+they differ, before apt runs. In diff mode the same call reads the text of the files to remove,
+so that the diff shows each file written or removed as before and after text, as copy does."""
 
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
     check_entries,
     normalize_entry,
     parse_state,
+    parse_texts,
+    removal_text_diffs,
     state_command,
+    text_command,
 )
 from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
     DPKG_QUERY_FORMAT,
@@ -36,6 +40,8 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
 _APT_ONLY = ("update_cache", "cache_valid_time", "allow_downgrade", "allow_change_held_packages")
 # Ends the files' part of the read.
 _MARK = "@@packages"
+# Starts, in diff mode, the text of the files to remove within the files' part.
+_TEXTS = "@@texts"
 
 
 class ActionModule(ReadFirstAction):
@@ -58,15 +64,19 @@ class ActionModule(ReadFirstAction):
         try:
             if apt:
                 check_selection_names(args["hold"], args["release"])
-            observed, listing = self._read(
+            # In diff mode, the text of the files to remove, which their diff shows.
+            removed = [entry["dest"] for entry in entries if entry.get("state") == "absent"] if self._task.diff else []
+            observed, listing, texts = self._read(
                 dpkg_query_names(specs) + args["hold"] + args["release"] if apt else [],
-                [entry["dest"] for entry in entries])
+                [entry["dest"] for entry in entries], removed)
             pending = pending_specs(specs, parse_dpkg_query(listing)) if apt else specs
         except (PackagesError, FilesError) as exc:
             raise AnsibleActionFail(str(exc)) from None
         result.update(changed=False, changed_paths=[])
         outcome = self._write_files(entries, observed, task_vars)
         result.update(changed=bool(outcome["changed_paths"]), changed_paths=outcome["changed_paths"])
+        if outcome.get("diff"):
+            result["diff"] = removal_text_diffs(outcome["diff"], texts)
         if outcome.get("failed"):
             result.update(failed=True, msg="gpucluster.core.packages: files: %s" % outcome.get("msg", ""))
             return result
@@ -93,31 +103,41 @@ class ActionModule(ReadFirstAction):
         return result
 
     def _install(self, result: dict, module: str, module_args: dict, task_vars: dict) -> None:
-        """The package module's result over ``result``, changed also when the files changed."""
-        changed_paths = result["changed_paths"]
+        """The package module's result over ``result``, changed also when the files changed; the
+        package module's diff (apt's, in diff mode) after the files' diffs."""
+        changed_paths, diffs = result["changed_paths"], result.pop("diff", [])
         result.update(self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars))
         result["changed"] = bool(result.get("changed")) or bool(changed_paths)
         result["changed_paths"] = changed_paths
+        installed = result.pop("diff", None)
+        diffs = diffs + (installed if isinstance(installed, list) else [installed] if installed else [])
+        if diffs:
+            result["diff"] = diffs
 
-    def _read(self, names: list[str], paths: list[str]) -> tuple[list, str]:
-        """The state of the paths and the dpkg-query listing of the names, in one shell call
-        (read-only, so it runs in check mode too). dpkg-query comes last, so its exit status is the
-        call's: 1 when it knows a name not at all (that package is not installed)."""
+    def _read(self, names: list[str], paths: list[str], removed: list[str]) -> tuple[list, str, dict]:
+        """The state of the paths, the dpkg-query listing of the names and the text of the files of
+        ``removed`` (a part of the paths: text_command), in one shell call (read-only, so it runs in
+        check mode too). dpkg-query comes last, so its exit status is the call's: 1 when it knows a
+        name not at all (that package is not installed)."""
         names = list(dict.fromkeys(names))
         if not names and not paths:
-            return [], ""
-        parts = [state_command(paths) + "; echo " + _MARK] if paths else []
+            return [], "", {}
+        texts = "; echo %s; %s" % (_TEXTS, text_command(removed)) if removed else ""
+        parts = [state_command(paths) + texts + "; echo " + _MARK] if paths else []
         # dpkg-query reads the \t and \n escapes of the format itself.
         if names:
             parts.append(shlex.join(["dpkg-query", "-W", "--showformat=" + DPKG_QUERY_FORMAT] + names))
         what = "dpkg-query" if not paths else "the read of the files" + (" and dpkg-query" if names else "")
         out = self._run_shell("; ".join(parts), what, PackagesError, ok_rcs=(0, 1) if names else (0,))
         if not paths:
-            return [], out
+            return [], out, {}
         state, mark, listing = out.partition(_MARK + "\n")
         if not mark:
             raise PackagesError("%s printed no %s line" % (what, _MARK))
-        return parse_state(state, len(paths)), listing
+        state, mark, text = state.partition(_TEXTS + "\n")
+        if removed and not mark:
+            raise PackagesError("%s printed no %s line" % (what, _TEXTS))
+        return parse_state(state, len(paths)), listing, parse_texts(text, removed) if removed else {}
 
     def _set_selections(self, changes: list[tuple[str, str]]) -> None:
         lines = ["%s %s" % change for change in changes]

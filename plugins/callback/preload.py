@@ -14,7 +14,7 @@ DOCUMENTATION = r"""
 name: preload
 type: aggregate
 short_description: Load the collection's filter and action plugins once per run
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Imports the filter and action plugins of gpucluster.core in the ansible-playbook process when the
     playbook starts. Every task's worker is forked from that process and inherits them; without it each worker

@@ -7,9 +7,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: apt_pin_file
 author: gpucluster.core contributors
-version_added: 0.2.0
+version_added: 0.1.0
 short_description: The apt preferences file that pins packages to their versions, as a file entry
 description:
+  - Internal to the collection's roles and not a public interface; it may change in any release.
   - Returns the entry of C(/etc/apt/preferences.d/gpucluster-NAME) for the O(gpucluster.core.packages#module:files)
     option of an install task (read in the same call as the installed packages, written before apt runs) or for
     M(gpucluster.core.files). One stanza per package, C(Pin-Priority 1001) on its version (such as

@@ -10,6 +10,7 @@ author: gpucluster.core contributors
 version_added: 0.1.0
 short_description: Check the container_toolkit role's variables of one host and return every error
 description:
+  - Internal to the collection's roles and not a public interface; it may change in any release.
   - Checks the Docker source, the toolkit and Docker versions, the repository and key URLs, the
     daemon.json settings (a dict, neither C(runtimes.nvidia) nor C(default-runtime) nvidia without
     C(container_toolkit_default_runtime)), the docker group's user names, C(container_toolkit_gpu_test)

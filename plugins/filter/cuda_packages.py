@@ -10,6 +10,7 @@ author: gpucluster.core contributors
 version_added: 0.1.0
 short_description: The packages the cuda role installs, each with its pinned version
 description:
+  - Internal to the collection's roles and not a public interface; it may change in any release.
   - One entry per package, in install order, the toolkits (C(cuda-toolkit-X-Y) for each of C(cuda_toolkits),
     pinned by C(cuda_toolkit_versions)), cuDNN's packages when C(cuda_cudnn) and C(cuda_cudnn_source) is repo
     (pinned by C(cuda_cudnn_version)) and NCCL's when C(cuda_nccl) (pinned by C(cuda_nccl_version)).

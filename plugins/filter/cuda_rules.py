@@ -10,6 +10,7 @@ author: gpucluster.core contributors
 version_added: 0.1.0
 short_description: Check the cuda role's variables of one host and return every error
 description:
+  - Internal to the collection's roles and not a public interface; it may change in any release.
   - Checks the toolkits (quoted C(X.Y), none twice, the default one of them), the toolkit pins (quoted keys of
     listed toolkits, each a package version of its toolkit), the cuDNN source and version (a package version
     for the repository, a version for the archive), the archive's URL and checksum, the NCCL version (built for

@@ -10,6 +10,7 @@ author: gpucluster.core contributors
 version_added: 0.1.0
 short_description: The packages or pinned versions the repository does not have
 description:
+  - Internal to the collection's roles and not a public interface; it may change in any release.
   - Reads the repository's C(name | version | source) lines (C(apt-cache madison), or C(dnf repoquery) with
     that query format) and returns one message per package of the input that the repository lacks
     (C(NAME is not in the repository at all)) or whose pinned version it lacks

@@ -10,6 +10,7 @@ author: gpucluster.core contributors
 version_added: 0.1.0
 short_description: Compare what the cuda role's checks read on a host with what was asked for
 description:
+  - Internal to the collection's roles and not a public interface; it may change in any release.
   - Each toolkit's C(nvcc --version) and C(/usr/local/cuda/bin/nvcc)'s must report their release,
     C(/usr/local/cuda) must lead to the default toolkit, the cuDNN and NCCL headers must say the pinned
     versions (cuDNN without a pin, its major), the installed NCCL must be built for the default toolkit's CUDA

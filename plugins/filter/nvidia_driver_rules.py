@@ -10,6 +10,7 @@ author: gpucluster.core contributors
 version_added: 0.1.0
 short_description: Check the nvidia_driver role's variables of one host and return every error
 description:
+  - Internal to the collection's roles and not a public interface; it may change in any release.
   - Checks C(nvidia_driver_install) and C(nvidia_driver_fabricmanager) (true, false or auto), the source, the
     branch (3 digits) and the version (empty or a package version of that branch), the repository URL (ending
     in /) and the key URL, the kernel module flavour, the reboot policy and the reboot timeout (1-86400 seconds).

@@ -7,9 +7,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: ofed_errors
 author: gpucluster.core contributors
-version_added: 0.2.0
+version_added: 0.1.0
 short_description: Check the ofed role's variables of every host and return every error
 description:
+  - Internal to the collection's roles and not a public interface; it may change in any release.
   - Checks each host's values that end up in a repository, a download, a command line or a config
     file (the DOCA-OFED or MLNX_OFED pin, its URLs, labels, checksum, C(mlnxofedinstall) options and work
     directory, the package names, C(ofed_ibstat_path)); the expected ports (C(<ca>:<port>) with port

@@ -7,9 +7,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: packages_installed
 author: gpucluster.core contributors
-version_added: 0.2.0
+version_added: 0.1.0
 short_description: The installed packages and their versions, from one dpkg-query or rpm query
 description:
+  - Internal to the collection's roles and not a public interface; it may change in any release.
   - Reads the output of C(dpkg-query -W --showformat='${Package}\t${Version}\t${db:Status-Abbrev}\n' NAMES...)
     on apt hosts, or of C(rpm -q --qf '%{NAME}\t%{VERSION}\n' NAMES...) on the others, and returns the installed
     packages with their versions. A package dpkg lists in another state than installed (config files only, half

@@ -7,9 +7,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: slurm_errors
 author: gpucluster.core contributors
-version_added: 0.2.0
+version_added: 0.1.0
 short_description: Check the slurm role's variables and return every error
 description:
+  - Internal to the collection's roles and not a public interface; it may change in any release.
   - Checks the group counts (one or two controllers, at least one compute node, at most one slurmdbd
     host), the host names that go into slurm.conf, the partitions, C(slurm_srun_port_range), the site
     repository, the munge key and the slurmdbd password (their messages never show them), the keys

@@ -136,6 +136,13 @@ def gpu_type(gpu, type_style, type_map):
         return _check_type(type_map[name], "GPU %s (%s)" % (gpu.get("index"), name))
     if nvml in type_map:
         return _check_type(type_map[nvml], "GPU %s (%s)" % (gpu.get("index"), name))
+    if type_map:
+        # An explicit map is the site's list of GPU types: a model it does not name is refused, not
+        # written under a type derived some other way.
+        raise GresError(
+            "GPU %s (%s) is not in type_map (it names %s): add the product name %r or the NVML type name %r"
+            % (gpu.get("index"), name, ", ".join(repr(k) for k in sorted(type_map)), name, nvml)
+        )
     if type_style == "none":
         return None
     if type_style == "short":

@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: containerd_cri
 short_description: Merge settings into containerd's CRI plugin, keeping the nvidia runtime
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Reads containerd's version (C(containerd --version)) and its O(path) (C(config.toml)), parsed as TOML, and
     merges O(settings) into the CRI plugin's section (C(plugins."io.containerd.grpc.v1.cri")) key by key.
@@ -148,12 +148,16 @@ def main():
         result["diff"] = [dict(before_header=name, after_header=name, before=old or "", after=new)
                           for name, old, new in changed_files]
     if not module.check_mode:
+        written = []
         for name, old, new in changed_files:
             try:
                 if write_text(module, name, new):
                     module.set_mode_if_different(name, "0644", False)
             except (IOError, OSError) as exc:
+                # Changed only when a file was written before this one failed.
+                result["changed"] = bool(written)
                 module.fail_json(msg="%s cannot be written: %s" % (name, to_native(exc)), **result)
+            written.append(name)
     module.exit_json(**result)
 
 

@@ -160,6 +160,7 @@ def main():
         result["diff"] = [dict(before_header=name, after_header=name, before=before or "", after=after or "")
                           for name, before, after in changed_files]
     if not module.check_mode:
+        written = []
         for name, before, after in changed_files:
             try:
                 if after is None:
@@ -168,7 +169,10 @@ def main():
                     module.set_mode_if_different(name, "0644", False)
             except (IOError, OSError) as exc:
                 action = "removed" if after is None else "written"
+                # Changed only when a file was written (or removed) before this one failed.
+                result["changed"] = bool(written)
                 module.fail_json(msg="%s cannot be %s: %s" % (name, action, to_native(exc)), **result)
+            written.append(name)
     module.exit_json(**result)
 
 

@@ -74,7 +74,8 @@ attributes:
     details: The read runs in check mode too; the module then reports what it would write.
   diff_mode:
     support: full
-    details: Before and after of each file written (large or binary files are not shown), and the state of each directory made or path removed.
+    details:
+      - One diff per path changed, as the builtin module that does the same job returns it (see RV(diff)), in check mode too.
   platform:
     platforms: posix
 notes:
@@ -111,15 +112,60 @@ changed_paths:
   type: list
   elements: str
   sample: ["/etc/systemd/system/dcgm-exporter.service"]
+diff:
+  description:
+    - In diff mode, one item per path changed (would be, in check mode), in the task's order, with the keys and
+      values M(ansible.builtin.copy) (a file's content) or M(ansible.builtin.file) (attributes, directories,
+      removals) return for the same change.
+    - A new or changed content, as copy shows it (the content alone, not the attributes set with it);
+      V(before_header) and V(after_header) are the path, V(before) is empty for a new file (with no
+      V(before_header)). An old file that is binary (a NUL byte in its first 8192 bytes) or larger than 104448
+      bytes (ansible's default C(MAX_FILE_SIZE_FOR_DIFF)) shows as C(dst_binary) or C(dst_larger) instead of
+      V(before); a new content, as C(src_binary) or C(src_larger) instead of V(after).
+    - An unchanged content with an owner, group or mode that differs, as file shows it, V(before) and V(after)
+      being dicts with the path and the attributes that change (C(owner) and C(group) as numeric ids, C(mode) as
+      octal text such as C("0644")); a file with several hard links has C(state) C(hard) before and C(file)
+      after, as in file's diff.
+    - A directory made, as file shows it, with C(state) C(absent) before and C(directory) after, and the attributes
+      the new directory gets from the entry (in check mode too, where file itself shows none); a directory whose
+      attributes differ, with these attributes.
+    - A path removed, as file shows it, with its C(state) before (C(file), C(hard) or C(directory)) and
+      C(absent) after; a directory's before also lists what it held (C(path_content) with C(directories) and
+      C(files)).
+    - A path that is a symbolic link is written by copy or file, whose diffs are returned as they are.
+  returned: changed, in diff mode
+  type: list
+  elements: dict
+  sample:
+    - before: ""
+      after: "a=1\n"
+      after_header: /etc/dcgm-exporter/a.conf
+    - before_header: /etc/systemd/system/dcgm-exporter.service
+      before: "[Unit]\n"
+      after_header: /etc/systemd/system/dcgm-exporter.service
+      after: "[Unit]\nDescription=DCGM exporter\n"
+    - before: {path: /etc/dcgm-exporter/counters.csv, mode: "0600", owner: 0}
+      after: {path: /etc/dcgm-exporter/counters.csv, mode: "0644", owner: 65534}
+    - before: {path: /etc/dcgm-exporter, state: absent, mode: "0755"}
+      after: {path: /etc/dcgm-exporter, state: directory, mode: "0750"}
+    - before: {path: /etc/dcgm-exporter/old.csv, state: file}
+      after: {path: /etc/dcgm-exporter/old.csv, state: absent}
 """
 
+import grp
 import os
+import pwd
 import shutil
+import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
-from ansible_collections.gpucluster.core.plugins.module_utils._file_entries import FILE_ENTRY_OPTIONS
+from ansible_collections.gpucluster.core.plugins.module_utils._file_entries import (
+    FILE_ENTRY_OPTIONS,
+    content_diff,
+    path_diff,
+)
 
 # Also the action plugin's (plugins/action/files.py), which validates the task with it.
 ARGUMENT_SPEC = {
@@ -130,9 +176,6 @@ ARGUMENT_SPEC = {
         "options": FILE_ENTRY_OPTIONS,
     },
 }
-
-# A file larger than this shows as "(not shown)" in a diff, as a binary one does.
-_DIFF_MAX_BYTES = 104448
 
 
 def _kind(path):
@@ -145,24 +188,24 @@ def _kind(path):
     return "absent"
 
 
-def _diff_text(data):
-    """The bytes as text for a diff, or "(not shown)" when they are binary or large."""
-    if len(data) > _DIFF_MAX_BYTES:
-        return "(not shown)\n"
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return "(not shown)\n"
+def _file_state(path):
+    """The state ansible.builtin.file names in its diff (its get_state): a file with more than
+    one hard link is C(hard)."""
+    kind = _kind(path)
+    if kind == "file" and os.stat(path).st_nlink > 1:
+        return "hard"
+    return kind
 
 
-def _attributes(module, path, entry, changed):
-    """Owner, group and mode where given (each call says whether it changed anything)."""
+def _attributes(module, path, entry, changed, diff=None):
+    """Owner, group and mode where given (each call says whether it changed anything; with a
+    diff, the values before and after go into it as ansible.builtin.file shows them)."""
     if entry.get("owner") is not None:
-        changed = module.set_owner_if_different(path, entry["owner"], changed)
+        changed = module.set_owner_if_different(path, entry["owner"], changed, diff)
     if entry.get("group") is not None:
-        changed = module.set_group_if_different(path, entry["group"], changed)
+        changed = module.set_group_if_different(path, entry["group"], changed, diff)
     if entry.get("mode") is not None:
-        changed = module.set_mode_if_different(path, entry["mode"], changed)
+        changed = module.set_mode_if_different(path, entry["mode"], changed, diff)
     return changed
 
 
@@ -175,17 +218,19 @@ def _write_file(module, entry, made):
     parent = os.path.dirname(dest) or "/"
     if not os.path.isdir(parent) and parent not in made:
         module.fail_json(msg="%s: destination directory %s does not exist" % (dest, parent))
-    old = b""
+    old = None
     if kind == "file":
         with open(dest, "rb") as handle:
             old = handle.read()
-    same = kind == "file" and old == content
-    diff = {"before_header": dest, "after_header": dest,
-            "before": _diff_text(old) if kind == "file" else ("" if kind == "absent" else "(not shown)\n"),
-            "after": _diff_text(content)}
-    if same:
-        changed = _attributes(module, dest, entry, False)
+    if old == content:
+        # copy hands an unchanged content to ansible.builtin.file, whose diff names the path and
+        # the attributes that change.
+        diff = path_diff(dest, "file", _file_state(dest))
+        changed = _attributes(module, dest, entry, False, diff)
         return changed, (diff if changed else None)
+    # A new or changed content: copy's diff of the content alone (it sets the attributes it is
+    # given without showing them).
+    diff = content_diff(dest, old, content)
     if module.check_mode:
         return True, diff
     handle, temp = tempfile.mkstemp(prefix=".gpucluster-", dir=parent)
@@ -202,20 +247,59 @@ def _write_file(module, entry, made):
     return True, diff
 
 
+def _lookup(module, dest, value, database, what):
+    try:
+        return int(value)
+    except ValueError:
+        try:
+            return database(value)
+        except KeyError:
+            module.fail_json(path=dest, msg="%s failed: failed to look up %s %s" % (
+                "chown" if what == "user" else "chgrp", what, value))
+
+
+def _new_directory_attributes(module, dest, entry, diff):
+    """In check mode, the attributes ansible.builtin.file would report after making the directory
+    (its check mode shows none): the new directory's owner (this user), group (this user's, or the
+    setgid parent's) and mode (the umask's) before, the entry's after, where they differ."""
+    parent = os.path.dirname(dest.rstrip("/")) or "/"
+    while not os.path.isdir(parent) and parent != "/":
+        parent = os.path.dirname(parent) or "/"
+    inherit = os.stat(parent).st_mode & stat.S_ISGID
+    umask = os.umask(0)
+    os.umask(umask)
+    before = {"owner": os.geteuid(), "group": os.stat(parent).st_gid if inherit else os.getegid(),
+              "mode": (0o777 & ~umask) | inherit}
+    after = {}
+    if entry.get("owner") is not None:
+        after["owner"] = _lookup(module, dest, entry["owner"], lambda name: pwd.getpwnam(name).pw_uid, "user")
+    if entry.get("group") is not None:
+        after["group"] = _lookup(module, dest, entry["group"], lambda name: grp.getgrnam(name).gr_gid, "group")
+    if entry.get("mode") is not None:
+        after["mode"] = int(str(entry["mode"]), 8)
+    for key in ("owner", "group", "mode"):
+        if key in after and after[key] != before[key]:
+            # As set_mode_if_different shows a mode: octal text.
+            diff["before"][key] = "0%03o" % before[key] if key == "mode" else before[key]
+            diff["after"][key] = "0%03o" % after[key] if key == "mode" else after[key]
+
+
 def _write_directory(module, entry, made):
     dest = entry["dest"]
     kind = _kind(dest)
     if kind == "file":
         module.fail_json(msg="%s is a file, not a directory" % dest)
-    diff = {"before": {"path": dest, "state": kind}, "after": {"path": dest, "state": "directory"}}
+    # ansible.builtin.file's diff: the state when the directory is new, the attributes that change.
+    diff = path_diff(dest, "directory", kind)
     if kind == "absent":
         made.add(dest.rstrip("/"))
         if module.check_mode:
+            _new_directory_attributes(module, dest, entry, diff)
             return True, diff
         os.makedirs(dest)
-        _attributes(module, dest, entry, True)
+        _attributes(module, dest, entry, True, diff)
         return True, diff
-    changed = _attributes(module, dest, entry, False)
+    changed = _attributes(module, dest, entry, False, diff)
     return changed, (diff if changed else None)
 
 
@@ -224,7 +308,14 @@ def _remove(module, entry, made):  # pylint: disable=unused-argument
     kind = _kind(dest)
     if kind == "absent":
         return False, None
-    diff = {"before": {"path": dest, "state": kind}, "after": {"path": dest, "state": "absent"}}
+    # ansible.builtin.file's diff of a removal: the state before, and what a directory held.
+    diff = path_diff(dest, "absent", _file_state(dest))
+    if kind == "directory":
+        held = {"directories": [], "files": []}
+        for base, folders, names in os.walk(dest):
+            held["directories"].extend(os.path.join(base, folder) for folder in folders)
+            held["files"].extend(os.path.join(base, name) for name in names)
+        diff["before"]["path_content"] = held
     if not module.check_mode:
         if kind == "directory":
             shutil.rmtree(dest)

@@ -71,6 +71,8 @@ options:
     description:
       - Explicit types, keyed by product name (C(NVIDIA H100 80GB HBM3)) or by its NVML type name
         (C(nvidia_h100_80gb_hbm3)). Wins over O(type_style).
+      - When the map is not empty, a GPU whose product name and NVML type name it does not hold is refused
+        (the module fails naming both), rather than given a type derived from O(type_style).
     type: dict
     default: {}
   cores:
@@ -293,6 +295,8 @@ def main():
     if changed and not module.check_mode:
         directory = os.path.dirname(dest) or "."
         if not os.path.isdir(directory):
+            # Nothing was written: not changed.
+            ret["changed"] = False
             module.fail_json(msg="directory %s of dest does not exist" % directory, **ret)
         if params["backup"] and old is not None:
             ret["backup_file"] = module.backup_local(dest)
@@ -301,6 +305,7 @@ def main():
             with os.fdopen(fd, "wb") as handle:
                 handle.write(to_bytes(content))
         except (IOError, OSError) as exc:
+            ret["changed"] = False
             module.fail_json(msg="cannot write temporary file: %s" % to_native(exc), **ret)
         module.atomic_move(tmp, dest, unsafe_writes=params["unsafe_writes"])
 

@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: node_health
 short_description: Run a GPU node's passive health checks against what is expected of it
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Reads the node in seconds, safe on a busy node (nothing is loaded, no GPU is touched beyond C(nvidia-smi -q -x)),
     and judges each check against the expectations given, which say where they came from.

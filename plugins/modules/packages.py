@@ -64,6 +64,8 @@ options:
         (the apt preferences that pin the packages, say). They are read in the same call as dpkg-query and
         written in one call of the M(gpucluster.core.files) module, only where they differ, in check and diff
         modes too; on other hosts as well.
+      - In diff mode each file written or removed is shown as M(gpucluster.core.files) shows it (see RV(diff)); a
+        file removed (a pin file with no pins left, say) as its text before and none after.
     type: list
     elements: dict
     default: []
@@ -120,11 +122,16 @@ attributes:
     support: full
     details: The dpkg-query read runs in check mode too; apt then runs in check mode.
   diff_mode:
-    support: none
+    support: partial
+    details:
+      - The O(files) written or removed (would be, in check mode), as text before and after (see RV(diff)); then
+        the diff M(ansible.builtin.apt) returns when it runs. Holds and releases show in RV(held) and RV(released)
+        only.
   platform:
     platforms: [debian, rhel]
 notes:
   - The node needs facts C(pkg_mgr) or C(os_family) (a minimal fact gathering has them).
+  - In diff mode the read of O(files) also reads the files to remove, with C(head) and C(base64) (GNU coreutils).
 seealso:
   - module: ansible.builtin.apt
   - module: ansible.builtin.package
@@ -182,6 +189,28 @@ released:
   type: list
   elements: str
   sample: []
+diff:
+  description:
+    - In diff mode, one item per file of O(files) written or removed (would be, in check mode), in their order, then
+      the diff M(ansible.builtin.apt) returned, if any.
+    - A file written with a new or changed content, as M(ansible.builtin.copy) shows it, V(before_header) and
+      V(after_header) naming the file (a new file has V(before) empty and no V(before_header)); a file removed, its
+      text before and V(after) empty, under the same headers; a binary file or one larger than 104448 bytes shows as
+      C(dst_binary) or C(dst_larger) instead of its text.
+    - A file whose content is unchanged but whose owner, group or mode differs, a directory, or a path that is a
+      symbolic link, as M(gpucluster.core.files) shows it (the keys of M(ansible.builtin.file)'s diff).
+  returned: changed, in diff mode
+  type: list
+  elements: dict
+  sample:
+    - before_header: /etc/apt/preferences.d/gpucluster-cuda
+      before: "# Ansible managed\n\nPackage: cuda-toolkit-12-4\nPin: version 12.4.0-1\nPin-Priority: 1001\n"
+      after_header: /etc/apt/preferences.d/gpucluster-cuda
+      after: "# Ansible managed\n\nPackage: cuda-toolkit-12-4\nPin: version 12.4.1-1\nPin-Priority: 1001\n"
+    - before_header: /etc/apt/preferences.d/gpucluster-nvidia-driver
+      before: "# Ansible managed\n\nPackage: cuda-drivers-550\nPin: version 550.*\nPin-Priority: 1001\n"
+      after_header: /etc/apt/preferences.d/gpucluster-nvidia-driver
+      after: ""
 msg:
   description: What was done (apt's own message when apt ran).
   returned: always

@@ -2,7 +2,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the files action plugin decides on the controller (pure, no Ansible imports): the shell
 command that reads, in one call, the state of every file and directory a task writes, the parse
-of its output, and which entries differ from what the task asks for.
+of its output, which entries differ from what the task asks for, and the text of the files to
+remove that gpucluster.core.packages shows in diff mode (no Ansible imports: the diff's shape
+comes from the collection's module_utils/_file_entries.py).
 
 An entry is ``{"dest": absolute path, "state": "file" | "directory" | "absent", "content": text
 (files), "owner", "group", "mode" (octal text)}``; owner, group and mode are compared only when
@@ -11,13 +13,18 @@ absent entry takes none of them."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import re
 import shlex
 from dataclasses import dataclass
 
+from ansible_collections.gpucluster.core.plugins.module_utils._file_entries import DIFF_MAX_BYTES, content_diff
+
 _MODE = re.compile(r"^[0-7]{3,4}$")
+_TEXT_LINE = re.compile(r"^@@text (\d+)$")
 _LINE = re.compile(r"^(\d+) (absent|link|directory|file)(?: (\S+):(\S+):([0-7]+):(\d+):(\d+))?(?: ([0-9a-f]{40}))?$")
 
 
@@ -130,3 +137,55 @@ def differs(entry: dict, observed: Observed) -> bool:
         if wanted is not None and str(wanted) not in (name, number):
             return True
     return False
+
+
+def text_command(paths: list[str]) -> str:
+    """One POSIX shell command printing, for each path that is a regular file (not a link), a line
+    ``@@text <index>`` and the file's first DIFF_MAX_BYTES + 1 bytes in base64 (enough to tell a
+    file too large for a diff): the text a diff shows of a file removed. Read-only; prints nothing
+    for no paths."""
+    parts = []
+    for index, path in enumerate(paths):
+        parts.append("p=%s; if [ -f \"$p\" ] && [ ! -L \"$p\" ]; then echo '@@text %d'; head -c %d < \"$p\" | base64; fi"
+                     % (shlex.quote(path), index, DIFF_MAX_BYTES + 1))
+    return "; ".join(parts) or ":"
+
+
+def parse_texts(text: str, paths: list[str]) -> dict[str, bytes]:
+    """``{path: bytes}`` of the text_command output for ``paths``."""
+    found: dict[str, bytes] = {}
+    index, chunks = None, []
+
+    def keep():
+        if index is not None:
+            try:
+                found[paths[index]] = base64.b64decode("".join(chunks), validate=True)
+            except (binascii.Error, ValueError):
+                raise FilesError("the read of the files to remove printed no base64 for %s" % paths[index]) from None
+
+    for line in text.splitlines():
+        match = _TEXT_LINE.match(line.strip())
+        if match:
+            keep()
+            index, chunks = int(match[1]), []
+            if index >= len(paths):
+                raise FilesError("unexpected line in the read of the files to remove: %r" % line)
+        elif line.strip():
+            if index is None:
+                raise FilesError("unexpected line in the read of the files to remove: %r" % line)
+            chunks.append(line.strip())
+    keep()
+    return found
+
+
+def removal_text_diffs(diffs: list, texts: dict[str, bytes]) -> list:
+    """The diffs, each removal of a file whose text was read (``texts``, parse_texts) shown as
+    ansible.builtin.copy shows a content: the file's text before under its path, nothing after
+    (a binary or large file as copy shows it). Other diffs stay as they are."""
+    shown = []
+    for diff in diffs:
+        after = diff.get("after") if isinstance(diff, dict) else None
+        if isinstance(after, dict) and after.get("state") == "absent" and after.get("path") in texts:
+            diff = content_diff(after["path"], texts[after["path"]], None)
+        shown.append(diff)
+    return shown

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping
 
+from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import describe
 from ansible_collections.gpucluster.core.plugins.plugin_utils._kubernetes import _LABEL_RE, node_states
 from ansible_collections.gpucluster.core.plugins.module_utils._merge import deep_merge
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
@@ -47,7 +48,7 @@ def _check(errors: Errors, values: Mapping[str, Any]) -> None:
                    % (", ".join(MIG_STRATEGIES), values.get("gpu_operator_mig_strategy")))
     if not isinstance(values.get("gpu_operator_extra_values"), Mapping):
         errors.add("gpu_operator_extra_values", "must be a dict of the chart's values (got %s)"
-                   % type(values.get("gpu_operator_extra_values")).__name__)
+                   % describe(values.get("gpu_operator_extra_values")))
     errors.check("gpu_operator_timeout", int_range(values.get("gpu_operator_timeout"), 60, 3600))
     errors.check("gpu_operator_verify_timeout", int_range(values.get("gpu_operator_verify_timeout"), 30, 3600))
     errors.check("gpu_operator_control_plane_group", token(values.get("gpu_operator_control_plane_group")))

@@ -11,8 +11,10 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.gpucluster.core.plugins.module_utils._merge import deep_merge
+from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import describe
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, RuleError, abs_path, boolean, for_hosts, int_range, ip_address, ip_network, matches, one_line, port, token, url)
+    Errors, RuleError, abs_path, boolean, cidr_with_prefix, for_hosts, int_range, ip_address, matches, one_line,
+    overlapping, port, token, url)
 
 # kubeadm's config API by Kubernetes minor version: v1beta2 (1.15-1.21 here from 1.20, the oldest this
 # role runs), v1beta3 (1.22-1.30), v1beta4 (1.31 on). Newer minors than MAX_MINOR are refused until
@@ -74,6 +76,25 @@ def _endpoint(value: Any) -> Optional[str]:
     return None
 
 
+def _node_networks(values: Mapping[str, Any]) -> List[Tuple[str, str]]:
+    """The node's own networks and addresses, each with the variable that names it: the cluster
+    networks of the base_os role (base_os_networks[i].cidr), this host's addresses on them
+    (base_os_addresses.<network>) and its advertise address."""
+    out: List[Tuple[str, str]] = []
+    networks = values.get("base_os_networks")
+    for index, network in enumerate(networks if isinstance(networks, list) else []):
+        if isinstance(network, Mapping) and isinstance(network.get("cidr"), str):
+            out.append(("base_os_networks[%d] (%s)" % (index, network.get("name")), network["cidr"]))
+    addresses = values.get("base_os_addresses")
+    for name, address in sorted((addresses if isinstance(addresses, Mapping) else {}).items()):
+        if isinstance(address, str) and address:
+            out.append(("base_os_addresses.%s" % name, address))
+    address = values.get("kubernetes_apiserver_advertise_address")
+    if isinstance(address, str) and address:
+        out.append(("kubernetes_apiserver_advertise_address", address))
+    return out
+
+
 def _string_list(errors: Errors, var: str, value: Any, pattern: "re.Pattern[str]", what: str) -> None:
     if not isinstance(value, list) or not all(isinstance(v, str) and pattern.match(v) for v in value):
         errors.add(var, "must be a list of %s (got %r)" % (what, value))
@@ -111,11 +132,16 @@ def _check_host(errors: Errors, values: Mapping[str, Any]) -> None:
                                                  "a lowercase DNS-1123 subdomain, Kubernetes' rule for node names"))
     networks = {}
     for name in ("kubernetes_pod_subnet", "kubernetes_service_subnet"):
-        if errors.check(name, ip_network(values.get(name))):
+        if errors.check(name, cidr_with_prefix(values.get(name))):
             networks[name] = ipaddress.ip_network(values[name])
     if len(networks) == 2 and networks["kubernetes_pod_subnet"].overlaps(networks["kubernetes_service_subnet"]):
         errors.add("kubernetes_service_subnet", "overlaps kubernetes_pod_subnet (%s and %s)"
                    % (values["kubernetes_service_subnet"], values["kubernetes_pod_subnet"]))
+    for name in networks:
+        for where, node in _node_networks(values):
+            if overlapping(values[name], [node]):
+                errors.add(name, "overlaps %s %s: the pods' and services' networks must not hold the nodes' own"
+                           " addresses (got %s)" % (where, node, values[name]))
     errors.check("kubernetes_dns_domain", matches(values.get("kubernetes_dns_domain"), _SUBDOMAIN_RE,
                                                   "a lowercase DNS domain such as cluster.local"))
     errors.check("kubernetes_image_repository", matches(values.get("kubernetes_image_repository"), _IMAGE_RE,
@@ -135,7 +161,7 @@ def _check_host(errors: Errors, values: Mapping[str, Any]) -> None:
     settings = values.get("kubernetes_containerd_settings")
     if not isinstance(settings, Mapping):
         errors.add("kubernetes_containerd_settings", "must be a dict of containerd CRI plugin settings (got %s)"
-                   % type(settings).__name__)
+                   % describe(settings))
     _check_mirrors(errors, values.get("kubernetes_registry_mirrors"))
     cni = values.get("kubernetes_cni_manifest_url")
     if cni not in ("", None) and url(cni) is not None and abs_path(cni) is not None:
@@ -165,13 +191,16 @@ def _check_host(errors: Errors, values: Mapping[str, Any]) -> None:
                  _PREFLIGHT_RE, "kubeadm preflight check names such as Swap")
     _string_list(errors, "kubernetes_skip_phases", values.get("kubernetes_skip_phases"), _PHASE_RE,
                  "kubeadm init phases such as addon/kube-proxy")
-    errors.check("kubernetes_kubelet_extra_args", one_line(values.get("kubernetes_kubelet_extra_args")))
+    extra_args = values.get("kubernetes_kubelet_extra_args")
+    if errors.check("kubernetes_kubelet_extra_args", one_line(extra_args)) and re.search(r"[\"'\\]", extra_args):
+        errors.add("kubernetes_kubelet_extra_args", "must not hold quotes or backslashes: systemd reads"
+                   " KUBELET_EXTRA_ARGS from an environment file, where they change the words (got %r)" % (extra_args,))
 
 
 def _check_mirrors(errors: Errors, mirrors: Any) -> None:
     var = "kubernetes_registry_mirrors"
     if not isinstance(mirrors, Mapping):
-        errors.add(var, "must be a dict of registry host to a list of mirror URLs (got %s)" % type(mirrors).__name__)
+        errors.add(var, "must be a dict of registry host to a list of mirror URLs (got %s)" % describe(mirrors))
         return
     for registry, urls in mirrors.items():
         if not isinstance(registry, str) or not _REGISTRY_RE.match(registry):

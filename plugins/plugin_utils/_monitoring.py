@@ -16,7 +16,8 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, RuleError, abs_path, duplicates, for_hosts, host_values, is_int, one_line, port, secret, token, url)
+    Errors, RuleError, abs_path, duplicates, for_hosts, host_values, int_range, is_int, one_line, port, secret, token,
+    url)
 
 # The variables the rules read, per host.
 HOST_NAMES = (
@@ -35,6 +36,9 @@ HOST_NAMES = (
     "monitoring_alertmanager_receivers", "monitoring_alertmanager_inhibit_rules",
     "monitoring_grafana", "monitoring_grafana_port", "monitoring_grafana_admin_user",
     "monitoring_grafana_admin_password", "monitoring_grafana_dashboard_urls", "monitoring_grafana_folder",
+    "monitoring_grafana_repo_manage", "monitoring_grafana_repo_url", "monitoring_grafana_repo_key_url",
+    "monitoring_grafana_repo_suite", "monitoring_grafana_repo_component",
+    "monitoring_dcgm_exporter_binary", "monitoring_verify_timeout",
     # Where the host is in the monitoring group, Grafana's admin password is required.
     "group_names",
 )
@@ -95,11 +99,18 @@ DCGM_COUNTERS: Sequence[Sequence[str]] = (
 )
 
 
-def duration(value: Any) -> Optional[str]:
-    """A Prometheus duration such as 30s, 15d or 1h30m."""
+def duration(value: Any, positive: bool = False) -> Optional[str]:
+    """A Prometheus duration such as 30s, 15d or 1h30m; with ``positive``, longer than 0."""
     if not isinstance(value, str) or not _DURATION_RE.match(value):
         return "must be a Prometheus duration such as 30s, 15d or 1h30m (got %r)" % (value,)
+    if positive and not any(int(number) for number in re.findall(r"[0-9]+", value)):
+        return "must be longer than 0 (got %r)" % (value,)
     return None
+
+
+# The keys of an Alertmanager notifier (email_configs, webhook_configs, slack_configs...) that hold a URL
+# it sends to (the *_file keys name a local file instead).
+_NOTIFIER_URL_KEYS = ("url", "api_url", "webhook_url")
 
 
 def _check_counters(errors: Errors, var: str, value: Any) -> None:
@@ -140,6 +151,14 @@ def _receivers(errors: Errors, receivers: Any) -> List[str]:
             errors.add("%s[%d]" % (var, index), "must be a mapping with a name (got %r)" % (receiver,))
             continue
         names.append(receiver["name"])
+        for key, notifiers in receiver.items():
+            if not str(key).endswith("_configs") or not isinstance(notifiers, list):
+                continue
+            for number, notifier in enumerate(notifiers):
+                for url_key in _NOTIFIER_URL_KEYS:
+                    if isinstance(notifier, Mapping) and isinstance(notifier.get(url_key), str):
+                        errors.check("%s[%d].%s[%d].%s" % (var, index, key, number, url_key),
+                                     url(notifier[url_key], ("http", "https")))
     for name in duplicates(names):
         errors.add(var, "the receiver %r is defined twice" % name)
     return names
@@ -155,9 +174,10 @@ def _route(errors: Errors, route: Any, names: List[str], path: str, top: bool) -
     elif receiver is not None and names and receiver not in names:
         errors.add(path + ".receiver", "%r is not one of monitoring_alertmanager_receivers (%s)"
                    % (receiver, ", ".join(names)))
+    # Alertmanager refuses a group_interval or repeat_interval of 0; group_wait 0s sends at once.
     for key in ("group_wait", "group_interval", "repeat_interval"):
         if key in route:
-            errors.check("%s.%s" % (path, key), duration(route[key]))
+            errors.check("%s.%s" % (path, key), duration(route[key], positive=key != "group_wait"))
     children = route.get("routes", [])
     if not isinstance(children, list):
         errors.add(path + ".routes", "must be a list of routes (got %r)" % (children,))
@@ -211,7 +231,11 @@ def _check_host(errors: Errors, values: Mapping[str, Any]) -> None:
     for name in ("monitoring_prometheus_scrape_interval", "monitoring_prometheus_evaluation_interval",
                  "monitoring_prometheus_retention_time"):
         if name in values:
-            errors.check(name, duration(get(name)))
+            errors.check(name, duration(get(name), positive=True))
+    if "monitoring_dcgm_exporter_binary" in values and source == "package":
+        errors.check("monitoring_dcgm_exporter_binary", abs_path(get("monitoring_dcgm_exporter_binary")))
+    if "monitoring_verify_timeout" in values:
+        errors.check("monitoring_verify_timeout", int_range(get("monitoring_verify_timeout"), 10, 3600))
     size = get("monitoring_prometheus_retention_size", "")
     if size != "" and (not isinstance(size, str) or not _SIZE_RE.match(size)):
         errors.add("monitoring_prometheus_retention_size",
@@ -258,6 +282,13 @@ def _check_grafana(errors: Errors, values: Mapping[str, Any]) -> None:
         password = get("monitoring_grafana_admin_password")
         if errors.check("monitoring_grafana_admin_password", secret(password, 8)) and one_line(password) is not None:
             errors.add("monitoring_grafana_admin_password", "must be on one line (the value is not shown)")
+    if grafana is True and server and get("monitoring_grafana_repo_manage", True):
+        for name in ("monitoring_grafana_repo_url", "monitoring_grafana_repo_key_url"):
+            if name in values:
+                errors.check(name, url(get(name)))
+        for name in ("monitoring_grafana_repo_suite", "monitoring_grafana_repo_component"):
+            if name in values:
+                errors.check(name, token(get(name)))
     dashboards = get("monitoring_grafana_dashboard_urls", [])
     var = "monitoring_grafana_dashboard_urls"
     if not isinstance(dashboards, list):

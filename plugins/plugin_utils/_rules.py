@@ -196,6 +196,30 @@ def ip_network(value: Any) -> Optional[str]:
     return None
 
 
+def cidr_with_prefix(value: Any) -> Optional[str]:
+    """A network in CIDR notation with its prefix length written out (``10.0.0.0/24``): ipaddress
+    reads a bare ``10.0.0.0`` as the single address 10.0.0.0/32, which is never what a network
+    setting means."""
+    if isinstance(value, str) and "/" not in value:
+        return "must be a network in CIDR notation with its prefix length, such as 10.0.0.0/24 (got %r)" % (value,)
+    return ip_network(value)
+
+
+def overlapping(value: str, others: Iterable[Any]) -> List[str]:
+    """Those of ``others`` (networks as CIDR text or addresses) that share an address with the network
+    ``value``, as written; ``others`` that do not parse are left out (their own checks name them)."""
+    network = ipaddress.ip_network(value, strict=False)
+    out = []
+    for other in others:
+        try:
+            parsed = ipaddress.ip_network(other, strict=False) if isinstance(other, str) else None
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.version == network.version and parsed.overlaps(network):
+            out.append(other)
+    return out
+
+
 def secret(value: Any, min_length: int = 1) -> Optional[str]:
     """A secret string of at least ``min_length`` characters; the reason never shows it."""
     if not isinstance(value, str) or len(value) < min_length:

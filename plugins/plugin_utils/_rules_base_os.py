@@ -13,8 +13,8 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, abs_path, for_hosts, hostname, int_range, ip_address, ip_network, one_line, port, port_range,
-    posix_name,
+    Errors, abs_path, for_hosts, hostname, int_range, ip_address, ip_network, is_int, one_line, port, port_range,
+    posix_name, token,
 )
 
 # The variables the rules read, per host. base_os_hostname is checked only where the
@@ -24,6 +24,7 @@ HOST_NAMES = (
     "base_os_sysctl_defaults", "base_os_sysctl_file", "base_os_time_servers", "base_os_time_local_stratum",
     "base_os_time_allow", "base_os_limits_memlock", "base_os_limits_nofile", "base_os_limits_file",
     "base_os_default_target", "base_os_firewall_extra_ports", "base_os_packages_extra",
+    "base_os_chrony_daemon_options", "base_os_limits_extra",
 )
 
 _FIREWALL_RE = re.compile(r"^([0-9]+(?:-[0-9]+)?)/(tcp|udp)$")
@@ -93,6 +94,21 @@ def _check_host(errors: Errors, v: Mapping[str, Any]) -> None:
                    % (v["base_os_default_target"],))
     for index, spec in enumerate(v.get("base_os_firewall_extra_ports") or []):
         errors.check("base_os_firewall_extra_ports[%d]" % index, firewall_port(spec))
+    options = v.get("base_os_chrony_daemon_options")
+    # Written as NAME="<options>" into chrony's environment file (null keeps the distribution's).
+    if options is not None and errors.check("base_os_chrony_daemon_options", one_line(options)) \
+            and re.search(r"[\"'\\$`]", options):
+        errors.add("base_os_chrony_daemon_options", "must not hold quotes, \\, $ or ` (it is written inside double"
+                   " quotes into chrony's environment file) (got %r)" % (options,))
+    for index, entry in enumerate(v.get("base_os_limits_extra") or []):
+        # One line of limits.conf: <domain> <type> <item> <value>, each one word.
+        where = "base_os_limits_extra[%d]" % index
+        if not isinstance(entry, Mapping):
+            errors.add(where, "must be a dict with domain, type, item and value (got %r)" % (entry,))
+            continue
+        for key in ("domain", "type", "item", "value"):
+            value = entry.get(key)
+            errors.check("%s.%s" % (where, key), token(str(value) if is_int(value) else value))
     for index, package in enumerate(v.get("base_os_packages_extra") or []):
         if not isinstance(package, str) or not _PACKAGE_RE.match(package):
             errors.add("base_os_packages_extra[%d]" % index, "must be a package name (got %r)" % (package,))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, List, Mapping
 
+from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import describe
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Errors, RuleError, url
 
 # The variables one host's check reads (the role's values as that host sees them).
@@ -66,7 +67,7 @@ def _host(errors: Errors, values: Mapping[str, Any]) -> None:
     config = values.get("container_toolkit_docker_daemon_config")
     if not isinstance(config, Mapping):
         errors.add("container_toolkit_docker_daemon_config",
-                   "must be a dict of daemon.json settings (got %s)" % type(config).__name__)
+                   "must be a dict of daemon.json settings (got %s)" % describe(config))
     else:
         runtimes = config.get("runtimes")
         if isinstance(runtimes, Mapping) and RUNTIME in runtimes:
@@ -78,7 +79,7 @@ def _host(errors: Errors, values: Mapping[str, Any]) -> None:
     if users is None:
         users = []
     if not isinstance(users, list):
-        errors.add("container_toolkit_docker_users", "must be a list of user names (got %s)" % type(users).__name__)
+        errors.add("container_toolkit_docker_users", "must be a list of user names (got %s)" % describe(users))
     else:
         for index, user in enumerate(users):
             if not isinstance(user, str) or not _USER_RE.match(user):

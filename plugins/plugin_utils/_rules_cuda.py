@@ -19,6 +19,7 @@ import base64
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
+from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import describe
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Errors, RuleError, duplicates, url
 
 # The variables one host's check reads (the role's values as that host sees them), and what
@@ -75,7 +76,7 @@ def _toolkit_errors(errors: Errors, values: Mapping[str, Any]) -> Optional[List[
     raw = values.get("cuda_toolkits")
     if not isinstance(raw, list):
         errors.add("cuda_toolkits", 'must be a list of toolkit versions X.Y such as ["12.4"] (got %s)'
-                   % type(raw).__name__)
+                   % describe(raw))
         return None
     toolkits = [_text(t) for t in raw]
     if not toolkits:
@@ -99,7 +100,7 @@ def _pin_errors(errors: Errors, values: Mapping[str, Any], toolkits: Optional[Li
         pins = {}
     if not isinstance(pins, Mapping):
         errors.add("cuda_toolkit_versions", 'must be a dict of toolkit to package version such as {"12.4": "12.4.1-1"}'
-                   " (got %s)" % type(pins).__name__)
+                   " (got %s)" % describe(pins))
         return
     for key, version in pins.items():
         if not isinstance(key, str):
@@ -126,6 +127,19 @@ def _cudnn_errors(errors: Errors, values: Mapping[str, Any]) -> None:
                        % (version,))
         elif source == "archive" and not _CUDNN_VERSION_RE.fullmatch(_text(version)):
             errors.add("cuda_cudnn_version", "must be a cuDNN version such as 9.1.0.70, or empty (got %r)" % (version,))
+    # cuDNN is built for one CUDA major: a package version (+cudaX.Y) or an archive
+    # (..._cudaX-archive.tar.xz) for another major than the default toolkit's does not load with it.
+    default = _text(values.get("cuda_default_toolkit"))
+    major = default.split(".", 1)[0] if re.match(r"[0-9]+[.]", default) else None
+    built = None
+    if source == "repo" and version != "":
+        built = ("cuda_cudnn_version", version, re.search(r"[+~]cuda([0-9]+)", _text(version)))
+    elif source == "archive" and isinstance(values.get("cuda_cudnn_archive_url"), str):
+        archive_name = values["cuda_cudnn_archive_url"].rsplit("/", 1)[-1]
+        built = ("cuda_cudnn_archive_url", archive_name, re.search(r"_cuda([0-9]+)(?![0-9])", archive_name))
+    if major and built and built[2] and built[2].group(1) != major:
+        errors.add(built[0], "%s is built for CUDA %s, but the default toolkit cuda_default_toolkit is %s (CUDA %s):"
+                   " pick a cuDNN built for CUDA %s" % (built[1], built[2].group(1), default, major, major))
     if source == "archive":
         archive = values.get("cuda_cudnn_archive_url")
         if not isinstance(archive, str) or not _ARCHIVE_URL_RE.fullmatch(archive):

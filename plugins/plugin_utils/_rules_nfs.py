@@ -14,14 +14,14 @@ import ipaddress
 import re
 from typing import Any, Dict, Iterable, List, Mapping
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError, host_values
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError, host_values, int_range
 
 # The variables the rules read, per host.
 HOST_NAMES = (
     "nfs_exports", "nfs_export_options", "nfs_exports_file", "nfs_allow_no_root_squash",
     "nfs_server_nfsv3", "nfs_server_mountd_port", "nfs_server_statd_port", "nfs_server_lockd_port",
     "nfs_conf_settings", "nfs_mounts", "nfs_mount_version", "nfs_mount_options",
-    "nfs_idmapd_domain", "nfs_groups",
+    "nfs_idmapd_domain", "nfs_groups", "nfs_mount_timeout", "nfs_mount_idle_timeout",
 )
 
 _PATH_RE = re.compile(r"^(/[^/\s]+)+$")
@@ -124,6 +124,13 @@ def host_errors(host: str, v: Mapping[str, Any]) -> List[str]:
             errors.append("%s: mode '%s' is not an octal mode such as '0755'"
                           " (quote it: unquoted 0755 is the number 493)" % (name, m.get("mode")))
 
+    if mounts:
+        # x-systemd.mount-timeout=0 turns the timeout off (a dead server hangs the boot); idle 0 never unmounts.
+        for var, low in (("nfs_mount_timeout", 1), ("nfs_mount_idle_timeout", 0)):
+            if var in v:
+                reason = int_range(v[var], low, 86400)
+                if reason:
+                    errors.append("%s%s: seconds, %s" % (pre, var, reason))
     names = [g.get("name") for g in groups]
     gids = [g.get("gid") for g in groups]
     if len(set(map(str, names))) != len(groups) or len(set(map(str, gids))) != len(groups):

@@ -36,7 +36,9 @@ GLOBAL_NAMES = (
     "slurm_srun_port_range", "slurm_user", "slurm_install_recommends", "slurm_extra_packages",
 )
 HOST_NAMES = ("slurm_node_features", "slurm_node_weight", "slurm_real_memory_fraction",
-              "slurm_slurmd_options")
+              "slurm_slurmd_options", "slurm_gres_type_map")
+# A GRES type as gres.conf and slurm.conf's Gres= take it (gpucluster.core.gres_conf's own rule).
+_GRES_TYPE_RE = re.compile(r"^[^\s,:=()]+$")
 
 
 def _config_value(value: Any) -> Optional[str]:
@@ -238,6 +240,18 @@ def _node(errors: Errors, values: Mapping[str, Any]) -> None:
     if (isinstance(fraction, bool) or not isinstance(fraction, (int, float))
             or not 0 < fraction <= 1):
         errors.add("slurm_real_memory_fraction", "must be a number greater than 0 and at most 1 (got %r)" % (fraction,))
+    type_map = values.get("slurm_gres_type_map") or {}
+    if not isinstance(type_map, Mapping):
+        errors.add("slurm_gres_type_map", "must be a dict of GPU product or NVML type name to GRES type (got %r)"
+                   % (type_map,))
+    else:
+        for model, gres_type in type_map.items():
+            if not isinstance(model, str) or not model.strip() or one_line(model):
+                errors.add("slurm_gres_type_map", "key %r must be a GPU product name such as NVIDIA H100 80GB HBM3"
+                           " or an NVML type name such as nvidia_h100_80gb_hbm3" % (model,))
+            elif not isinstance(gres_type, str) or not _GRES_TYPE_RE.match(gres_type):
+                errors.add("slurm_gres_type_map[%r]" % model, "must be a GRES type without blanks, ',', ':', '='"
+                           " or parentheses, such as h100 (got %r)" % (gres_type,))
     options = values.get("slurm_slurmd_options", [])
     if not isinstance(options, list):
         errors.add("slurm_slurmd_options", "must be a list (got %r)" % (options,))

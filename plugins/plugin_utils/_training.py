@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping
 
+from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import describe
 from ansible_collections.gpucluster.core.plugins.plugin_utils._kubernetes import _IMAGE_REF_RE, _LABEL_RE
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
     Errors, abs_path, boolean, hostname, int_range, matches)
@@ -74,7 +75,7 @@ def training_operator_errors(values: Mapping[str, Any]) -> List[str]:
         errors.check(name, boolean(values.get(name, True)))
     jobs = values.get("training_operator_jobs")
     if not isinstance(jobs, list):
-        errors.add("training_operator_jobs", "must be a list of jobs (got %s)" % type(jobs).__name__)
+        errors.add("training_operator_jobs", "must be a list of jobs (got %s)" % describe(jobs))
         return errors.messages
     seen: Dict[Any, int] = {}
     for index, job in enumerate(jobs):

@@ -5,15 +5,16 @@
 #   tests/harness/ansible-test.sh sanity      # all sanity tests
 #   tests/harness/ansible-test.sh units       # unit tests under tests/unit
 # Extra arguments go to ansible-test. Uses --venv: no container registry here.
+# GPC_VENV chooses the controller (default .venv, the oldest ansible-core supported;
+# .venv-newest for the newest: tests/harness/core-range.sh); the venv's Python runs the tests.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 VENV="${GPC_VENV:-$ROOT/.venv}"
-WORK="${GPC_ANSIBLE_TEST_DIR:-/var/tmp/gpc-ansible-test}"
-COLL="$WORK/ansible_collections/gpucluster/core"
-PYVER=3.11
-
 [ -x "$VENV/bin/ansible-test" ] || { echo "run tests/harness/setup-venv.sh first" >&2; exit 2; }
+PYVER=$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+WORK="${GPC_ANSIBLE_TEST_DIR:-/var/tmp/gpc-ansible-test}-$(basename "$VENV")"
+COLL="$WORK/ansible_collections/gpucluster/core"
 cmd=${1:?usage: $0 sanity|units [ansible-test options]}; shift
 
 # ansible-test --venv bootstraps pip with a script it downloads from the internet.

@@ -35,12 +35,11 @@ def run_ofed(tmp_path, addresses=None, host_vars=None, **group_vars):
 
 
 def test_good_data_passes_preflight_validation(tmp_path):
-    # The control: good data (values as the inventory writes them: a rate as a string, a null
-    # NCCL setting) gets past the validation and only then fails, at the first task that
+    # The control: good data (a null NCCL setting among the numbers) gets past the validation and only then fails, at the first task that
     # needs a host, because the hosts do not exist.
     result = run_ofed(tmp_path, ofed_source="mlnx_ofed", ofed_mlnx_ofed_version="24.10-1.1.4.0",
                       ofed_mlnx_ofed_checksum="sha256:" + "0" * 64, ofed_expected_ports=["mlx5_0:1", "mlx5_10:1"],
-                      ofed_min_rate_gbps="400", ofed_nccl_settings={"NCCL_IB_TIMEOUT": 22, "NCCL_IB_GID_INDEX": None},
+                      ofed_min_rate_gbps=400, ofed_nccl_settings={"NCCL_IB_TIMEOUT": 22, "NCCL_IB_GID_INDEX": None},
                       host_vars={"worker2": {"ofed_interface": "ibp12s0", "ofed_interface_mtu": 65520}})
     assert_passes_validation(result, HOSTS, "ofed")
 

@@ -122,3 +122,35 @@ def test_failures_are_named(args, listing, rc, message):
     with pytest.raises(AnsibleActionFail) as err:
         plugin.run(task_vars={})
     assert str(err.value) == message
+
+
+NEW = {"before": "", "after_header": "/etc/x/a.conf", "after": "a=1\n"}
+MODE = {"before": {"path": "/etc/x/a.conf", "mode": "0600"}, "after": {"path": "/etc/x/a.conf", "mode": "0644"}}
+MADE = {"before": {"path": "/etc/x", "state": "absent"}, "after": {"path": "/etc/x", "state": "directory"}}
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+@pytest.mark.parametrize("listing, module_result, diff", [
+    # The module's diffs, one per path changed, as they are (the module shapes them as copy and file).
+    ("0 absent\n1 absent\n2 file root:root:600:0:0 %s\n" % SHA_JSON,
+     {"changed": True, "changed_paths": ["/etc/x", "/etc/x/a.conf"], "diff": [MADE, NEW]}, [MADE, NEW]),
+    ("0 directory root:root:755:0:0\n1 file root:root:600:0:0 %s\n2 file root:root:600:0:0 %s\n" % (SHA, SHA_JSON),
+     {"changed": True, "changed_paths": ["/etc/x/a.conf"], "diff": [MODE]}, [MODE]),
+    # Outside diff mode the module returns none, and the task none.
+    ("0 absent\n1 absent\n2 file root:root:600:0:0 %s\n" % SHA_JSON,
+     {"changed": True, "changed_paths": ["/etc/x", "/etc/x/a.conf"]}, None),
+])
+def test_the_module_s_diffs_are_the_task_s(check_mode, listing, module_result, diff):
+    plugin, _copy = action(FILES, listing)
+    plugin._task.check_mode = check_mode
+    plugin._execute_module.return_value = module_result
+    result = plugin.run(task_vars={})
+    assert result.get("diff") == diff
+
+
+def test_beside_a_link_copy_s_and_file_s_diffs_are_the_task_s_in_order():
+    listing = "0 absent\n1 link\n2 file root:root:600:0:0 %s\n" % SHA_JSON
+    plugin, copy = action(FILES, listing, copy_result={"changed": True, "diff": [NEW]})
+    plugin._execute_module.return_value = {"changed": True, "diff": MADE}
+    result = plugin.run(task_vars={})
+    assert result["diff"] == [MADE, NEW]

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from unittest.mock import MagicMock
 
@@ -17,10 +18,11 @@ from ansible_collections.gpucluster.core.plugins.action.packages import ActionMo
 LISTING = "bash\t5.2.15-2+b13\tii \ncuda-drivers-550\t550.54.15-1\thi \n"
 
 
-def action(args, listing=LISTING, rc=0, check_mode=False):
+def action(args, listing=LISTING, rc=0, check_mode=False, diff=False):
     task = Task()
     task.args = args
     task.check_mode = check_mode
+    task.diff = diff
     plugin = ActionModule(task, MagicMock(), PlayContext(), loader=None, templar=None, shared_loader_obj=None)
     plugin._low_level_execute_command = MagicMock(return_value={"rc": rc, "stdout": listing, "stderr": "boom"})
     plugin._execute_module = MagicMock(return_value={"changed": True, "msg": "apt ran"})
@@ -203,3 +205,91 @@ def test_a_link_in_the_way_of_a_file_goes_to_copy_as_with_files():
     assert task.args == {"content": "Package: cuda\n", "dest": PIN["dest"], "owner": "root", "group": "root",
                          "mode": "0644"}
     assert result["changed"] is True and result["changed_paths"] == [PIN["dest"]]
+
+
+OLD_PIN = "Package: cuda\nPin: version 12.4.0-1\n"
+GONE = {"dest": "/etc/apt/preferences.d/gpucluster-old", "state": "absent"}
+REMOVAL = {"before": {"path": GONE["dest"], "state": "file"}, "after": {"path": GONE["dest"], "state": "absent"}}
+WRITTEN = {"before_header": PIN["dest"], "before": OLD_PIN, "after_header": PIN["dest"], "after": PIN["content"]}
+
+
+def _texts(*files):
+    return "".join("@@text %d\n%s\n" % (index, base64.b64encode(data).decode()) for index, data in files)
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+@pytest.mark.parametrize("files, listing, module_diff, shown", [
+    # A pin file written: the files module's diff (copy's) as it is.
+    ([PIN], "0 file root:root:644:0:0 %s\n" % hashlib.sha1(OLD_PIN.encode()).hexdigest(), [WRITTEN], [WRITTEN]),
+    # A pin file removed: its text before, read in the same call, nothing after.
+    ([GONE], "0 file root:root:644:0:0 %s\n@@texts\n%s" % (PIN_SHA, _texts((0, OLD_PIN.encode()))), [REMOVAL],
+     [{"before_header": GONE["dest"], "before": OLD_PIN, "after_header": GONE["dest"], "after": ""}]),
+    # Written and removed in one task, in the entries' order (the text read numbers the files removed alone).
+    ([PIN, GONE], "0 absent\n1 file root:root:644:0:0 %s\n@@texts\n%s" % (PIN_SHA, _texts((0, OLD_PIN.encode()))),
+     [{"before": "", "after_header": PIN["dest"], "after": PIN["content"]}, REMOVAL],
+     [{"before": "", "after_header": PIN["dest"], "after": PIN["content"]},
+      {"before_header": GONE["dest"], "before": OLD_PIN, "after_header": GONE["dest"], "after": ""}]),
+    # A binary file removed shows as copy shows one.
+    ([GONE], "0 file root:root:644:0:0 %s\n@@texts\n%s" % (PIN_SHA, _texts((0, b"\x00bin"))), [REMOVAL],
+     [{"dst_binary": 1, "after_header": GONE["dest"], "after": ""}]),
+    # Only the mode differs: the attributes as the file module shows them.
+    ([PIN], "0 file root:root:600:0:0 %s\n" % PIN_SHA,
+     [{"before": {"path": PIN["dest"], "mode": "0600"}, "after": {"path": PIN["dest"], "mode": "0644"}}],
+     [{"before": {"path": PIN["dest"], "mode": "0600"}, "after": {"path": PIN["dest"], "mode": "0644"}}]),
+])
+def test_diff_mode_shows_the_pin_files_written_and_removed(check_mode, files, listing, module_diff, shown):
+    plugin = action({"name": ["bash"], "files": files}, listing="%s@@packages\n%s" % (listing, LISTING),
+                    check_mode=check_mode, diff=True)
+    plugin._execute_module.return_value = {"changed": True, "changed_paths": [entry["dest"] for entry in files],
+                                           "diff": module_diff}
+    result = plugin.run(task_vars=facts())
+    assert result["changed"] is True and result["diff"] == shown
+    command = plugin._low_level_execute_command.call_args.args[0]
+    removed = [entry["dest"] for entry in files if entry.get("state") == "absent"]
+    assert ("; echo @@texts; " in command) is bool(removed)
+    for index, dest in enumerate(removed):
+        assert "p=%s; if [ -f \"$p\" ] && [ ! -L \"$p\" ]; then echo '@@text %d'; head -c 104449 < \"$p\" | base64" % (
+            dest, index) in command
+    assert plugin._low_level_execute_command.call_count == 1
+
+
+@pytest.mark.parametrize("diff", [False, True])
+def test_the_text_of_removed_files_is_read_only_in_diff_mode(diff):
+    listing = "0 absent\n" + ("@@texts\n" if diff else "") + "@@packages\n" + LISTING
+    plugin = action({"name": ["bash"], "files": [GONE]}, listing=listing, diff=diff)
+    result = plugin.run(task_vars=facts())
+    assert result["changed"] is False and "diff" not in result
+    command = plugin._low_level_execute_command.call_args.args[0]
+    assert ("@@text" in command) is diff
+    plugin._execute_module.assert_not_called()
+
+
+def test_apt_s_diff_follows_the_files_diffs():
+    plugin = action({"name": ["nfs-common"], "files": [PIN]}, listing="0 absent\n@@packages\n%s" % LISTING, rc=1,
+                    diff=True)
+    written = {"before": "", "after_header": PIN["dest"], "after": PIN["content"]}
+    plugin._execute_module.side_effect = [{"changed": True, "changed_paths": [PIN["dest"]], "diff": [written]},
+                                          {"changed": True, "msg": "apt ran", "diff": {"prepared": "Inst nfs-common"}}]
+    result = plugin.run(task_vars=facts())
+    assert result["diff"] == [written, {"prepared": "Inst nfs-common"}]
+    assert result["changed_paths"] == [PIN["dest"]]
+
+
+def test_apt_s_diff_alone_when_no_file_changed():
+    plugin = action({"name": ["nfs-common"], "files": [PIN]},
+                    listing="0 file root:root:644:0:0 %s\n@@packages\n%s" % (PIN_SHA, LISTING), rc=1, diff=True)
+    plugin._execute_module.return_value = {"changed": True, "msg": "apt ran", "diff": {"prepared": "Inst nfs-common"}}
+    result = plugin.run(task_vars=facts())
+    assert result["diff"] == [{"prepared": "Inst nfs-common"}]
+
+
+@pytest.mark.parametrize("listing, message", [
+    ("0 file root:root:644:0:0 %s\n@@packages\n" % PIN_SHA, "the read of the files and dpkg-query printed no @@texts line"),
+    ("0 file root:root:644:0:0 %s\n@@texts\n@@text 0\n***\n@@packages\n" % PIN_SHA,
+     "the read of the files to remove printed no base64 for /etc/apt/preferences.d/gpucluster-old"),
+])
+def test_a_bad_text_read_fails_the_task(listing, message):
+    plugin = action({"name": ["bash"], "files": [GONE]}, listing=listing + LISTING, diff=True)
+    with pytest.raises(AnsibleActionFail) as err:
+        plugin.run(task_vars=facts())
+    assert str(err.value) == message

@@ -121,6 +121,21 @@ def test_type_map_and_untyped():
     )
 
 
+@pytest.mark.parametrize("type_map, message", [
+    ({"NVIDIA H100 80GB HBM3": "h100"},
+     "GPU 0 (Tesla T4) is not in type_map (it names 'NVIDIA H100 80GB HBM3'): add the product name 'Tesla T4'"
+     " or the NVML type name 'tesla_t4'"),
+    ({"nvidia_a100-sxm4-80gb": "a100", "Tesla V100": "v100"},
+     "GPU 0 (Tesla T4) is not in type_map (it names 'Tesla V100', 'nvidia_a100-sxm4-80gb'): add the product name"
+     " 'Tesla T4' or the NVML type name 'tesla_t4'"),
+], ids=["one-other-model", "two-other-models"])
+def test_type_map_refuses_a_gpu_it_does_not_name(type_map, message):
+    for style in ("nvml", "short", "none"):
+        with pytest.raises(GresError) as exc:
+            build_gres(facts_of("tesla-t4-driver515-v11.xml"), type_style=style, type_map=type_map)
+        assert str(exc.value) == message
+
+
 def test_expected_gpu_count():
     with pytest.raises(GresError) as exc:
         build_gres(facts_of("a10g-aws-driver515-v11.xml"), expected_gpus=8)

@@ -79,3 +79,16 @@ def test_no_containerd(tmp_path):
     result = fail_module(containerd_cri.main, dict(path=str(tmp_path / "c.toml"), settings=SETTINGS), RunCommandStub(),
                          {"containerd": None})
     assert result["msg"] == "containerd is not installed: no containerd command on this host"
+
+
+def test_a_failed_write_is_not_changed(tmp_path, monkeypatch):
+    config = tmp_path / "config.toml"
+
+    def full_disk(module, path, text):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(containerd_cri, "write_text", full_disk)
+    result = fail_module(containerd_cri.main, dict(path=str(config), settings=SETTINGS), RunCommandStub(V16), BINS)
+    assert result["msg"] == "%s cannot be written: [Errno 28] No space left on device" % config
+    assert result["changed"] is False
+    assert not config.exists()

@@ -151,3 +151,23 @@ def test_unreadable_config(tmp_path, content, message):
     result = fail_module(containerd_nvidia_runtime.main, args(tmp_path), RunCommandStub(V16), BINS)
     assert result["msg"] == "%s %s" % (config, message)
     assert config.read_bytes() == content
+
+
+@pytest.mark.parametrize("fail_at, changed", [(1, False), (2, True)], ids=["first-file", "second-file"])
+def test_a_failed_write_is_changed_only_after_a_written_file(tmp_path, monkeypatch, fail_at, changed):
+    config, dropin = paths(tmp_path)
+    real_write = containerd_nvidia_runtime.write_text
+    calls = []
+
+    def write_until_full(module, path, text):
+        calls.append(path)
+        if len(calls) == fail_at:
+            raise OSError(28, "No space left on device")
+        return real_write(module, path, text)
+
+    monkeypatch.setattr(containerd_nvidia_runtime, "write_text", write_until_full)
+    result = fail_module(containerd_nvidia_runtime.main, args(tmp_path), RunCommandStub(V20), BINS)
+    assert result["msg"] == "%s cannot be written: [Errno 28] No space left on device" % calls[-1]
+    assert result["changed"] is changed
+    assert config.exists() is changed
+    assert not dropin.exists()

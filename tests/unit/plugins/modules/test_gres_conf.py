@@ -133,3 +133,18 @@ def test_missing_directory(tmp_path):
     dest = tmp_path / "nope" / "gres.conf"
     result = fail_module(gres_conf.main, {"nvidia": facts(), "dest": str(dest)})
     assert result["msg"] == "directory %s of dest does not exist" % (tmp_path / "nope")
+    assert result["changed"] is False
+
+
+def test_failed_temporary_file_is_not_changed(tmp_path, monkeypatch):
+    dest = tmp_path / "gres.conf"
+
+    def full_disk(fd, *args, **kwargs):
+        os.close(fd)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(gres_conf.os, "fdopen", full_disk)
+    result = fail_module(gres_conf.main, {"nvidia": facts(), "dest": str(dest)})
+    assert result["msg"] == "cannot write temporary file: [Errno 28] No space left on device"
+    assert result["changed"] is False
+    assert not dest.exists()

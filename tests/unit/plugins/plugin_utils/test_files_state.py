@@ -17,7 +17,10 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
     content_sha1,
     differs,
     parse_state,
+    parse_texts,
+    removal_text_diffs,
     state_command,
+    text_command,
 )
 
 SHA_HELLO = hashlib.sha1(b"hello\n").hexdigest()
@@ -103,3 +106,50 @@ def test_differs(entry, observed, expected):
 
 def test_content_sha1_is_what_sha1sum_prints_for_utf8():
     assert content_sha1("é\n") == hashlib.sha1("é\n".encode("utf-8")).hexdigest()
+
+
+def test_the_text_read_runs_in_sh_and_reads_back(tmp_path):
+    (tmp_path / "f").write_bytes(b"Package: cuda\n")
+    (tmp_path / "empty").write_bytes(b"")
+    (tmp_path / "big").write_bytes(b"x" * 200000)
+    (tmp_path / "l").symlink_to(tmp_path / "f")
+    (tmp_path / "d").mkdir()
+    paths = [str(tmp_path / name) for name in ("f", "empty", "big", "l", "d", "missing", "it's")]
+    out = subprocess.run(["sh", "-c", text_command(paths)], capture_output=True, text=True, check=True).stdout
+    texts = parse_texts(out, paths)
+    assert texts == {paths[0]: b"Package: cuda\n", paths[1]: b"", paths[2]: b"x" * 104449}
+
+
+def test_no_paths_read_nothing():
+    assert subprocess.run(["sh", "-c", text_command([])], capture_output=True, text=True, check=True).stdout == ""
+
+
+@pytest.mark.parametrize("text, message", [
+    ("aGVsbG8K\n", "unexpected line in the read of the files to remove: 'aGVsbG8K'"),
+    ("@@text 1\n", "unexpected line in the read of the files to remove: '@@text 1'"),
+    ("@@text 0\nnot base64!\n", "the read of the files to remove printed no base64 for /a"),
+])
+def test_a_bad_text_read_is_named(text, message):
+    with pytest.raises(FilesError) as err:
+        parse_texts(text, ["/a"])
+    assert str(err.value) == message
+
+
+REMOVED = {"before": {"path": "/p", "state": "file"}, "after": {"path": "/p", "state": "absent"}}
+
+
+@pytest.mark.parametrize("diff, texts, shown", [
+    (REMOVED, {"/p": b"Pin: 1\n"}, {"before_header": "/p", "before": "Pin: 1\n", "after_header": "/p", "after": ""}),
+    (REMOVED, {"/p": b"\x00\x01"}, {"dst_binary": 1, "after_header": "/p", "after": ""}),
+    (REMOVED, {"/p": b"x" * 104449}, {"dst_larger": 104448, "after_header": "/p", "after": ""}),
+    (REMOVED, {}, REMOVED),
+    ({"before": {"path": "/p", "state": "directory", "path_content": {"directories": [], "files": []}},
+      "after": {"path": "/p", "state": "absent"}}, {},
+     {"before": {"path": "/p", "state": "directory", "path_content": {"directories": [], "files": []}},
+      "after": {"path": "/p", "state": "absent"}}),
+    ({"before": "", "after_header": "/p", "after": "x\n"}, {"/p": b"old"}, {"before": "", "after_header": "/p", "after": "x\n"}),
+    ({"before": {"path": "/p", "mode": "0600"}, "after": {"path": "/p", "mode": "0644"}}, {"/p": b"old"},
+     {"before": {"path": "/p", "mode": "0600"}, "after": {"path": "/p", "mode": "0644"}}),
+])
+def test_removals_show_their_text(diff, texts, shown):
+    assert removal_text_diffs([diff], texts) == [shown]

@@ -46,7 +46,7 @@ def test_good_values_have_no_error():
     ("gpu_operator_namespace", "gpu operator", "gpu_operator_namespace: must be a namespace name (a DNS label) (got 'gpu operator')"),
     ("gpu_operator_cdi", "yes", "gpu_operator_cdi: must be true or false (got 'yes')"),
     ("gpu_operator_mig_strategy", "all", "gpu_operator_mig_strategy: must be one of auto, none, single, mixed (got 'all')"),
-    ("gpu_operator_extra_values", ["driver.enabled=false"], "gpu_operator_extra_values: must be a dict of the chart's values (got list)"),
+    ("gpu_operator_extra_values", ["driver.enabled=false"], "gpu_operator_extra_values: must be a dict of the chart's values (got a list)"),
     ("gpu_operator_timeout", 10, "gpu_operator_timeout: must be within 60-3600 (got 10)"),
     ("gpu_operator_verify_timeout", 7200, "gpu_operator_verify_timeout: must be within 30-3600 (got 7200)"),
 ])

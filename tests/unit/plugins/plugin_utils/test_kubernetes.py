@@ -82,7 +82,10 @@ def test_good_values_have_no_error():
     ("kubernetes_image_archives", ["http://a/x.tar", "http://b/x.tar"],
      "kubernetes_image_archives: must not name two archives with the same file name (got ['http://a/x.tar', 'http://b/x.tar'])"),
     ("kubernetes_cgroup_driver", "cgroupv2", "kubernetes_cgroup_driver: must be systemd or cgroupfs (got 'cgroupv2')"),
-    ("kubernetes_containerd_settings", "SystemdCgroup=true", "kubernetes_containerd_settings: must be a dict of containerd CRI plugin settings (got str)"),
+    ("kubernetes_containerd_settings", "SystemdCgroup=true",
+     "kubernetes_containerd_settings: must be a dict of containerd CRI plugin settings (got the string 'SystemdCgroup=true')"),
+    ("kubernetes_registry_mirrors", ["http://m:5000"],
+     "kubernetes_registry_mirrors: must be a dict of registry host to a list of mirror URLs (got a list)"),
     ("kubernetes_registry_mirrors", {"docker.io": "http://m:5000"},
      "kubernetes_registry_mirrors: docker.io: must be a non-empty list of http:// or https:// mirror URLs (got 'http://m:5000')"),
     ("kubernetes_registry_mirrors", {"https://docker.io": ["http://m"]},
@@ -107,10 +110,54 @@ def test_good_values_have_no_error():
     ("kubernetes_skip_phases", ["addon/kube-proxy,addon/coredns"],
      "kubernetes_skip_phases: must be a list of kubeadm init phases such as addon/kube-proxy (got ['addon/kube-proxy,addon/coredns'])"),
     ("kubernetes_kubelet_extra_args", "--a\n--b", "kubernetes_kubelet_extra_args: must be text on one line (got '--a\\n--b')"),
+    ("kubernetes_kubelet_extra_args", '--node-labels="a=b c"',
+     "kubernetes_kubelet_extra_args: must not hold quotes or backslashes: systemd reads KUBELET_EXTRA_ARGS from an"
+     " environment file, where they change the words (got '--node-labels=\"a=b c\"')"),
+    ("kubernetes_pod_subnet", "10.244.0.0",
+     "kubernetes_pod_subnet: must be a network in CIDR notation with its prefix length, such as 10.0.0.0/24"
+     " (got '10.244.0.0')"),
+    ("kubernetes_service_subnet", "10.96.0.0",
+     "kubernetes_service_subnet: must be a network in CIDR notation with its prefix length, such as 10.0.0.0/24"
+     " (got '10.96.0.0')"),
 ], ids=lambda value: value if isinstance(value, str) and value.startswith("kubernetes_") and " " not in value else None)
 def test_bad_value_of_one_host_is_named_with_the_host(name, value, message):
     errors = k.kubernetes_errors(cluster(gpu01={name: value}), ["cp1", "gpu01", "gpu02"], GROUPS)
     assert errors == ["host 'gpu01': " + message]
+
+
+NODE_NETWORKS = {
+    "base_os_networks": [{"name": "management", "cidr": "192.168.1.0/24"}, {"name": "compute", "cidr": "10.0.0.0/24"}],
+    "base_os_addresses": {"management": "192.168.1.11", "compute": "10.0.0.11"},
+}
+
+
+@pytest.mark.parametrize("changes", [
+    NODE_NETWORKS,
+    {**NODE_NETWORKS, "kubernetes_apiserver_advertise_address": "192.168.1.11"},
+    {"base_os_networks": [], "base_os_addresses": {}},
+    # An IPv6 cluster network never overlaps the IPv4 pod network.
+    {"base_os_networks": [{"name": "v6", "cidr": "fd00::/64"}], "base_os_addresses": {"v6": "fd00::11"}},
+], ids=["networks", "advertise", "none", "ipv6"])
+def test_node_networks_apart_from_pods_and_services(changes):
+    assert k.kubernetes_errors(cluster(gpu01=changes), ["cp1", "gpu01", "gpu02"], GROUPS) == []
+
+
+@pytest.mark.parametrize("changes, messages", [
+    ({**NODE_NETWORKS, "kubernetes_pod_subnet": "10.0.0.0/16"},
+     ["kubernetes_pod_subnet: overlaps base_os_networks[1] (compute) 10.0.0.0/24: the pods' and services' networks"
+      " must not hold the nodes' own addresses (got 10.0.0.0/16)",
+      "kubernetes_pod_subnet: overlaps base_os_addresses.compute 10.0.0.11: the pods' and services' networks"
+      " must not hold the nodes' own addresses (got 10.0.0.0/16)"]),
+    ({"base_os_networks": [{"name": "management", "cidr": "10.96.4.0/24"}], "base_os_addresses": {}},
+     ["kubernetes_service_subnet: overlaps base_os_networks[0] (management) 10.96.4.0/24: the pods' and services'"
+      " networks must not hold the nodes' own addresses (got 10.96.0.0/12)"]),
+    ({"kubernetes_apiserver_advertise_address": "10.244.3.7"},
+     ["kubernetes_pod_subnet: overlaps kubernetes_apiserver_advertise_address 10.244.3.7: the pods' and services'"
+      " networks must not hold the nodes' own addresses (got 10.244.0.0/16)"]),
+], ids=["pods-over-compute", "services-over-management", "pods-over-advertise"])
+def test_node_networks_overlapping_pods_or_services(changes, messages):
+    errors = k.kubernetes_errors(cluster(gpu01=changes), ["cp1", "gpu01", "gpu02"], GROUPS)
+    assert errors == ["host 'gpu01': " + message for message in messages]
 
 
 @pytest.mark.parametrize("groups, values, message", [

@@ -39,6 +39,10 @@ DEFAULTS = {
         {"name": "nvidia-dcgm-exporter", "url": "https://raw.githubusercontent.com/NVIDIA/dcgm-exporter/d5e5f51/"
                                                 "grafana/dcgm-exporter-dashboard.json",
          "checksum": "sha256:7c2172e582524efb70d9f585502366f7fec22b2464c3b89f75418ca648353e71"}],
+    "monitoring_grafana_repo_manage": True, "monitoring_grafana_repo_url": "https://apt.grafana.com",
+    "monitoring_grafana_repo_key_url": "https://apt.grafana.com/gpg.key", "monitoring_grafana_repo_suite": "stable",
+    "monitoring_grafana_repo_component": "main", "monitoring_dcgm_exporter_binary": "/usr/bin/dcgm-exporter",
+    "monitoring_verify_timeout": 120,
 }
 SERVER = {"group_names": ["cluster", "monitoring"]}
 H = "host 'master': "
@@ -70,6 +74,15 @@ def test_the_defaults_are_good():
     dict(SERVER, monitoring_grafana=False),
     {"monitoring_grafana_dashboard_urls": [{"name": "node_exporter-full", "url": "http://mirror/1860.json"}]},
     {"monitoring_grafana_dashboard_urls": []},
+    {"monitoring_alertmanager_route": {"receiver": "default", "group_wait": "0s", "group_interval": "5m",
+                                       "repeat_interval": "0h4h"}},
+    {"monitoring_alertmanager_receivers": [{"name": "default", "slack_configs": [
+        {"api_url": "https://hooks.slack.example/x"}, {"api_url_file": "/etc/alertmanager/slack-url"}]}]},
+    # The Grafana repository is checked only where Grafana is installed from it.
+    dict(SERVER, monitoring_grafana_admin_password="8chars!!", monitoring_grafana_repo_manage=False,
+         monitoring_grafana_repo_url="apt.grafana.com"),
+    {"monitoring_grafana_repo_url": "apt.grafana.com"},
+    {"monitoring_dcgm_exporter_source": "container", "monitoring_dcgm_exporter_binary": ""},
 ])
 def test_good_values(values):
     assert errors(**values) == []
@@ -133,6 +146,36 @@ def test_good_values(values):
     ({"monitoring_alertmanager_route": {"receiver": "default", "repeat_interval": "4 hours"}},
      H + "monitoring_alertmanager_route.repeat_interval: must be a Prometheus duration such as 30s, 15d or 1h30m "
          "(got '4 hours')"),
+    ({"monitoring_prometheus_scrape_interval": "0s"},
+     H + "monitoring_prometheus_scrape_interval: must be longer than 0 (got '0s')"),
+    ({"monitoring_prometheus_evaluation_interval": "0m0s"},
+     H + "monitoring_prometheus_evaluation_interval: must be longer than 0 (got '0m0s')"),
+    ({"monitoring_prometheus_retention_time": "0d"},
+     H + "monitoring_prometheus_retention_time: must be longer than 0 (got '0d')"),
+    ({"monitoring_alertmanager_route": {"receiver": "default", "routes": [{"receiver": "default",
+                                                                           "group_interval": "0s"}]}},
+     H + "monitoring_alertmanager_route.routes[0].group_interval: must be longer than 0 (got '0s')"),
+    ({"monitoring_alertmanager_route": {"receiver": "default", "repeat_interval": "0h"}},
+     H + "monitoring_alertmanager_route.repeat_interval: must be longer than 0 (got '0h')"),
+    ({"monitoring_alertmanager_receivers": [{"name": "default", "webhook_configs": [{"url": "hooks.example/alert"}]}]},
+     H + "monitoring_alertmanager_receivers[0].webhook_configs[0].url: must be a http:// or https:// URL "
+         "(got 'hooks.example/alert')"),
+    ({"monitoring_alertmanager_receivers": [{"name": "default"}, {"name": "chat", "msteams_configs": [
+        {"webhook_url": "https://teams.example/x"}, {"webhook_url": "ftp://teams.example/x"}]}]},
+     H + "monitoring_alertmanager_receivers[1].msteams_configs[1].webhook_url: must be a http:// or https:// URL "
+         "(got 'ftp://teams.example/x')"),
+    (dict(SERVER, monitoring_grafana_admin_password="8chars!!", monitoring_grafana_repo_url="apt.grafana.com"),
+     H + "monitoring_grafana_repo_url: must be a http:// or https:// or file:// URL (got 'apt.grafana.com')"),
+    (dict(SERVER, monitoring_grafana_admin_password="8chars!!", monitoring_grafana_repo_key_url="/etc/grafana.key"),
+     H + "monitoring_grafana_repo_key_url: must be a http:// or https:// or file:// URL (got '/etc/grafana.key')"),
+    (dict(SERVER, monitoring_grafana_admin_password="8chars!!", monitoring_grafana_repo_suite="stable main"),
+     H + "monitoring_grafana_repo_suite: must be one word without blanks, quotes, #, \\, comma or = (got 'stable main')"),
+    (dict(SERVER, monitoring_grafana_admin_password="8chars!!", monitoring_grafana_repo_component="main\nx"),
+     H + "monitoring_grafana_repo_component: must be one word without blanks, quotes, #, \\, comma or = "
+         "(got 'main\\nx')"),
+    ({"monitoring_dcgm_exporter_binary": "dcgm-exporter"},
+     H + "monitoring_dcgm_exporter_binary: must be an absolute path (got 'dcgm-exporter')"),
+    ({"monitoring_verify_timeout": 0}, H + "monitoring_verify_timeout: must be within 10-3600 (got 0)"),
     ({"monitoring_alertmanager_inhibit_rules": ["alertname=NodeExporterDown"]},
      H + "monitoring_alertmanager_inhibit_rules: must be a list of Alertmanager inhibit rules "
          "(got ['alertname=NodeExporterDown'])"),

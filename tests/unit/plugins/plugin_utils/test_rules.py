@@ -22,6 +22,7 @@ GOOD = [
     ("url", ("http://x", ("http",))),
     ("ip_address", ("10.0.0.1",)), ("ip_address", ("fd00::1",)),
     ("ip_network", ("10.0.0.0/24",)), ("ip_network", ("fd00::/8",)), ("ip_network", ("10.0.0.1",)),
+    ("cidr_with_prefix", ("10.0.0.0/24",)), ("cidr_with_prefix", ("fd00::/8",)), ("cidr_with_prefix", ("10.0.0.1/32",)),
     ("secret", ("x",)), ("secret", ("x" * 32, 32)),
 ]
 
@@ -84,6 +85,14 @@ BAD = [
     ("ip_network", ("10.0.0.0/33",),
      "must be a network in CIDR notation (got '10.0.0.0/33': '10.0.0.0/33' does not appear to be an IPv4 or IPv6"
      " network)"),
+    ("cidr_with_prefix", ("10.0.0.0",),
+     "must be a network in CIDR notation with its prefix length, such as 10.0.0.0/24 (got '10.0.0.0')"),
+    ("cidr_with_prefix", ("fd00::",),
+     "must be a network in CIDR notation with its prefix length, such as 10.0.0.0/24 (got 'fd00::')"),
+    ("cidr_with_prefix", ("10.0.0.1/24",),
+     "must be a network in CIDR notation (got '10.0.0.1/24': 10.0.0.1/24 has host bits set)"),
+    ("cidr_with_prefix", (None,),
+     "must be a network in CIDR notation (got None: '' does not appear to be an IPv4 or IPv6 network)"),
     ("secret", ("",), "must be set (a string of at least 1 characters; the value is not shown)"),
     ("secret", ("short", 32), "must be set (a string of at least 32 characters; the value is not shown)"),
     ("secret", (None,), "must be set (a string of at least 1 characters; the value is not shown)"),
@@ -98,6 +107,15 @@ def test_good_value(check, args):
 @pytest.mark.parametrize("check, args, expected", BAD, ids=str)
 def test_bad_value(check, args, expected):
     assert getattr(_rules, check)(*args) == expected
+
+
+@pytest.mark.parametrize("network, others, expected", [
+    ("10.244.0.0/16", ["10.0.0.0/24", "10.244.3.0/24", "10.244.3.7", "10.0.0.0/8"], ["10.244.3.0/24", "10.244.3.7", "10.0.0.0/8"]),
+    ("10.244.0.0/16", ["10.245.0.0/16", "fd00::/8", "not a network", None, "10.243.255.255"], []),
+    ("fd00::/64", ["fd00::1", "10.0.0.0/8"], ["fd00::1"]),
+])
+def test_overlapping(network, others, expected):
+    assert _rules.overlapping(network, others) == expected
 
 
 def test_secret_never_shows_the_value():

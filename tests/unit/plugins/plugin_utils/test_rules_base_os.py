@@ -18,7 +18,7 @@ DEFAULTS = {
     "base_os_time_local_stratum": 10, "base_os_time_allow": [], "base_os_limits_memlock": "unlimited",
     "base_os_limits_nofile": 1048576, "base_os_limits_file": "/etc/security/limits.d/90-gpucluster.conf",
     "base_os_default_target": "multi-user.target", "base_os_firewall_extra_ports": [],
-    "base_os_packages_extra": [],
+    "base_os_packages_extra": [], "base_os_chrony_daemon_options": None, "base_os_limits_extra": [],
 }
 GROUPS = {"cluster": ["master", "worker1"], "head": ["master"]}
 W = "host 'worker1': "
@@ -56,6 +56,9 @@ def test_bad_firewall_port(spec, expected):
     {"base_os_limits_memlock": 65536, "base_os_limits_nofile": "65536"},
     {"base_os_firewall_extra_ports": ["8080/tcp", "60000-61000/udp"], "base_os_packages_extra": ["htop", "python3-pip"]},
     {"base_os_default_target": "graphical.target"},
+    {"base_os_chrony_daemon_options": "-F 2 -r"}, {"base_os_chrony_daemon_options": ""},
+    {"base_os_limits_extra": [{"domain": "@hpc", "type": "-", "item": "stack", "value": "unlimited"},
+                              {"domain": "*", "type": "soft", "item": "nproc", "value": 4096}]},
 ], ids=str)
 def test_good_input(worker):
     assert errors(worker) == []
@@ -94,6 +97,22 @@ def test_good_input(worker):
     ({"base_os_firewall_extra_ports": ["8080/tcp", "70000/tcp", "9-1/udp"]},
      [W + "base_os_firewall_extra_ports[1]: must be within 1-65535 (got 70000)",
       W + "base_os_firewall_extra_ports[2]: must be \"first-last\" with 1 <= first < last <= 65535 (got '9-1')"]),
+    ({"base_os_chrony_daemon_options": "-F 1\nEVIL=1"},
+     [W + "base_os_chrony_daemon_options: must be text on one line (got '-F 1\\nEVIL=1')"]),
+    ({"base_os_chrony_daemon_options": '-F 1" -x "'},
+     [W + "base_os_chrony_daemon_options: must not hold quotes, \\, $ or ` (it is written inside double quotes into"
+      " chrony's environment file) (got '-F 1\" -x \"')"]),
+    ({"base_os_chrony_daemon_options": "$(reboot)"},
+     [W + "base_os_chrony_daemon_options: must not hold quotes, \\, $ or ` (it is written inside double quotes into"
+      " chrony's environment file) (got '$(reboot)')"]),
+    ({"base_os_limits_extra": [{"domain": "*", "type": "soft", "item": "stack", "value": "8192\n* hard core 0"},
+                               {"domain": "hpc users", "type": "-", "item": "nproc", "value": 10}]},
+     [W + "base_os_limits_extra[0].value: must be one word without blanks, quotes, #, \\, comma or = "
+      "(got '8192\\n* hard core 0')",
+      W + "base_os_limits_extra[1].domain: must be one word without blanks, quotes, #, \\, comma or = "
+      "(got 'hpc users')"]),
+    ({"base_os_limits_extra": ["* soft stack 8192"]},
+     [W + "base_os_limits_extra[0]: must be a dict with domain, type, item and value (got '* soft stack 8192')"]),
     ({"base_os_packages_extra": ["htop; rm -rf /"]},
      [W + "base_os_packages_extra[0]: must be a package name (got 'htop; rm -rf /')"]),
 ], ids=str)

@@ -63,7 +63,7 @@ def test_good(change):
      ["container_toolkit_docker_version: must be a package version such as 5:27.4.0-1~debian.12~bookworm,"
       " or empty (got '27 4')"]),
     ({"container_toolkit_docker_daemon_config": ["log-driver", "json-file"]},
-     ["container_toolkit_docker_daemon_config: must be a dict of daemon.json settings (got list)"]),
+     ["container_toolkit_docker_daemon_config: must be a dict of daemon.json settings (got a list)"]),
     ({"container_toolkit_docker_daemon_config": {"runtimes": {"nvidia": {"path": "/opt/x"}}}},
      ["container_toolkit_docker_daemon_config: must not set runtimes.nvidia: the role writes it"]),
     ({"container_toolkit_docker_daemon_config": {"default-runtime": "nvidia"}},
@@ -73,7 +73,7 @@ def test_good(change):
      ["container_toolkit_docker_users[1]: must be a user name (got 'bad user')",
       "container_toolkit_docker_users[2]: must be a user name (got 7)"]),
     ({"container_toolkit_docker_users": "alice"},
-     ["container_toolkit_docker_users: must be a list of user names (got str)"]),
+     ["container_toolkit_docker_users: must be a list of user names (got the string 'alice')"]),
     ({"container_toolkit_gpu_test": "maybe"},
      ["container_toolkit_gpu_test: must be auto, true or false (got 'maybe')"]),
     ({"container_toolkit_test_image": "cuda; rm -rf /"},

@@ -15,6 +15,7 @@ DEFAULTS = {
     "nfs_server_nfsv3": False, "nfs_server_mountd_port": 20048, "nfs_server_statd_port": 32765,
     "nfs_server_lockd_port": 32768, "nfs_conf_settings": {}, "nfs_mounts": [], "nfs_mount_version": "4.2",
     "nfs_mount_options": ["rw", "hard", "noatime"], "nfs_idmapd_domain": "localdomain", "nfs_groups": [],
+    "nfs_mount_timeout": 30, "nfs_mount_idle_timeout": 0,
 }
 EXPORT = {"path": "/data/shared", "clients": ["192.168.1.0/24"], "group": "gpuusers", "mode": "2775"}
 MOUNT = {"src": "master:/data/shared", "path": "/data/shared"}
@@ -58,6 +59,9 @@ def test_bad_client(client):
     {"master": {"nfs_groups": [{"name": "gpuusers", "gid": 2000}, {"name": "ml", "gid": 2001}],
                 "nfs_conf_settings": {"nfsd": {"threads": 32}}}},
     {"exports": [{**EXPORT, "clients": ["fd00::/8", "@compute", "gpu*"], "mode": "0755"}]},
+    {"worker": {"nfs_mount_timeout": 1, "nfs_mount_idle_timeout": 600}},
+    # Timeouts of a host that mounts nothing are not used.
+    {"mounts": [], "master": {"nfs_mount_timeout": 0}},
 ], ids=str)
 def test_good_input(kwargs):
     assert errors(**kwargs) == []
@@ -123,6 +127,9 @@ def test_good_input(kwargs):
       " nfs_server_nfsv3: false"]),
     ({"worker": {"nfs_mounts": [{"src": "worker1:/x", "path": "/x"}]}},
      ["host 'worker1': nfs_mounts 'worker1:/x': server 'worker1' does not export /x (its nfs_exports: none)"]),
+    ({"worker": {"nfs_mount_timeout": 0, "nfs_mount_idle_timeout": -5}},
+     ["host 'worker1': nfs_mount_timeout: seconds, must be within 1-86400 (got 0)",
+      "host 'worker1': nfs_mount_idle_timeout: seconds, must be within 0-86400 (got -5)"]),
 ], ids=str)
 def test_bad_input(kwargs, expected):
     assert errors(**kwargs) == expected

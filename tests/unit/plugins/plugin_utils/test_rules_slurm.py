@@ -39,7 +39,7 @@ GOOD = {
 GROUPS = {"slurm_controller": ["ctl"], "slurm_dbd": ["ctl"], "slurm_compute": ["gpu01", "gpu02"],
           "a100": ["gpu02"]}
 NODE = {"slurm_node_features": ["a100"], "slurm_node_weight": None, "slurm_real_memory_fraction": 0.95,
-        "slurm_slurmd_options": []}
+        "slurm_slurmd_options": [], "slurm_gres_type_map": {"NVIDIA A100-SXM4-80GB": "a100", "nvidia_h100_80gb_hbm3": "h100"}}
 
 
 def errors(groups=None, node=None, **settings):
@@ -192,6 +192,20 @@ def test_secrets_never_shown(settings, expected):
         "host 'gpu01': slurm_slurmd_options[2]: must be one word without blanks, quotes, $, `, \\ or # (got '$(id)')",
     ]),
     ({"slurm_node_features": "a100"}, ["host 'gpu01': slurm_node_features: must be a list (got 'a100')"]),
+    ({"slurm_gres_type_map": {"NVIDIA A100-SXM4-80GB": "a100 80g", "Tesla T4": "t4:x", "NVIDIA L4": ""}}, [
+        "host 'gpu01': slurm_gres_type_map['NVIDIA A100-SXM4-80GB']: must be a GRES type without blanks, ',', ':', '='"
+        " or parentheses, such as h100 (got 'a100 80g')",
+        "host 'gpu01': slurm_gres_type_map['Tesla T4']: must be a GRES type without blanks, ',', ':', '=' or"
+        " parentheses, such as h100 (got 't4:x')",
+        "host 'gpu01': slurm_gres_type_map['NVIDIA L4']: must be a GRES type without blanks, ',', ':', '=' or"
+        " parentheses, such as h100 (got '')",
+    ]),
+    ({"slurm_gres_type_map": {"": "a100", "A\nB": "b"}}, [
+        "host 'gpu01': slurm_gres_type_map: key '' must be a GPU product name such as NVIDIA H100 80GB HBM3 or an"
+        " NVML type name such as nvidia_h100_80gb_hbm3",
+        "host 'gpu01': slurm_gres_type_map: key 'A\\nB' must be a GPU product name such as NVIDIA H100 80GB HBM3 or"
+        " an NVML type name such as nvidia_h100_80gb_hbm3",
+    ]),
 ], ids=repr)
 def test_bad_node_values(node, expected):
     assert errors(node=node) == expected

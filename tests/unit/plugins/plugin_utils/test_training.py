@@ -42,6 +42,13 @@ def test_bad_job(change, message):
     assert t.training_operator_errors(dict(GOOD, training_operator_jobs=[dict(JOB, **change)])) == [message]
 
 
+@pytest.mark.parametrize("jobs, got", [
+    ({"name": "ddp-smoke"}, "a mapping"), ("ddp-smoke", "the string 'ddp-smoke'"), (None, "null")])
+def test_jobs_not_a_list(jobs, got):
+    assert t.training_operator_errors(dict(GOOD, training_operator_jobs=jobs)) == [
+        "training_operator_jobs: must be a list of jobs (got %s)" % got]
+
+
 def test_two_jobs_of_one_name_and_a_bad_manifest():
     errors = t.training_operator_errors(dict(GOOD, training_operator_manifest="a b", training_operator_jobs=[JOB, JOB]))
     assert errors == [

@@ -58,7 +58,7 @@ callback_result_format = yaml
 nocolor = true
 # As the collection's own ansible.cfg: its filter and action plugins loaded once per run (the
 # peer uses none of them; the same file serves both). BENCH_PRELOAD=0: as an importer's.
-callbacks_enabled = ${CALLBACKS}
+${CALLBACKS:+callbacks_enabled = $CALLBACKS}
 
 [connection]
 pipelining = true

@@ -8,11 +8,39 @@ plugins/plugin_utils/_input_types.py.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleError
+from jinja2 import Undefined
+
 from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
-from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import play_input_type_errors
+from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import (
+    input_type_errors, play_input_type_errors)
 
 
-def _input_type_errors(options, hostvars, hosts, defaults=None, defaults_host=None):
+def _defined(values, names):
+    """A host's values of ``names`` that it has and that can be templated: a value that needs facts
+    the host never gave (it failed or was unreachable before gathering them) is left out."""
+    out = {}
+    for name in names:
+        try:
+            if name not in values:
+                continue
+            value = values[name]
+        except AnsibleError:
+            continue
+        if not isinstance(value, Undefined):
+            out[name] = value
+    return out
+
+
+def _input_type_errors(options, values, hosts=None, defaults=None, defaults_host=None):
+    """``values``: each host's values as it sees them (host -> {name: value}); or, with ``hosts``,
+    the play's hostvars, read for those hosts with ``defaults`` where a host sets none."""
+    if hosts is None:
+        return input_type_errors(options, values)
+    names = list(options) if isinstance(options, Mapping) else []
+    hostvars = {host: _defined(values.get(host, {}), names) for host in hosts}
     return play_input_type_errors(options, hostvars, hosts, defaults or {}, defaults_host)
 
 

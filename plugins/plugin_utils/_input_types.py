@@ -89,7 +89,7 @@ def _hint(expected: str, value: Any, var: str) -> str:
     true/false of a top-level variable may come from ``-e name=value``, which always gives a string:
     the hint shows the JSON form that keeps the type."""
     if expected in _STRING_TYPES and isinstance(value, (bool, int, float, datetime.date)):
-        return "; quote it in YAML"
+        return "; quote it in YAML, or end its template with | string"
     if not isinstance(value, str):
         return ""
     text = value.strip()

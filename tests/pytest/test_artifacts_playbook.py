@@ -283,8 +283,12 @@ def test_the_sandbox_list_builds_its_mirror(tmp_path):
         "libcudnn9-cuda-12": "9.1.0.70-1", "libcudnn9-dev-cuda-12": "9.1.0.70-1",
         "libnccl2": "2.21.5-1+cuda12.4", "libnccl-dev": "2.21.5-1+cuda12.4",
         "datacenter-gpu-manager-4-core": "newest", "datacenter-gpu-manager-exporter": "newest"}
+    # Grafana's repository for master, the sandbox's monitoring host.
     assert [r["url"] for r in doc["repositories"]] == [
-        "http://mirror:8080/compute/cuda/repos/debian12/x86_64/", "http://mirror:8080/libnvidia-container/stable/deb/amd64"]
+        "http://mirror:8080/compute/cuda/repos/debian12/x86_64/", "http://mirror:8080/libnvidia-container/stable/deb/amd64",
+        "http://mirror:8080/grafana"]
+    assert repo(doc, "http://mirror:8080/grafana")["packages"] == [
+        {"name": "grafana", "version": "newest", "roles": ["monitoring"], "hosts": ["master"]}]
     out = tmp_path / "www"
     build = subprocess.run([sys.executable, ROOT / "tests/harness/mirror/build.py", "--artifacts", tmp_path / "artifacts.json",
                             "--out", out], capture_output=True, text=True, check=False)

@@ -54,7 +54,7 @@ def _run(tmp_path, setup, bad, hosts=None):
                  " (with -e, as JSON: -e '{\"kubernetes_apiserver_port\": 6443}')",
                  id="kubernetes-string-for-an-int"),
     pytest.param(KUBERNETES, None, {"kubernetes_version": 1.3},
-                 "kubernetes_version: must be a string (got the number 1.3); quote it in YAML",
+                 "kubernetes_version: must be a string (got the number 1.3); quote it in YAML, or end its template with | string",
                  id="kubernetes-number-for-a-string"),
     # A role whose preflight has no re-check of dropped hosts: the type check is its first task.
     pytest.param(VALIDATION, None, {"validation_gpu_count": "8"},

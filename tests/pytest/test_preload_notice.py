@@ -28,8 +28,9 @@ def _run(tmp_path: Path, callbacks: str):
     (role / "tasks" / "main.yml").write_text(
         "- name: Check the input\n  ansible.builtin.include_role:\n    name: gpucluster.core.common\n"
         "    tasks_from: input_types\n")
-    play = "- name: Probe {n}\n  hosts: all\n  gather_facts: false\n  roles:\n    - probe\n"
-    (tmp_path / "play.yml").write_text(play.format(n=1) + play.format(n=2))
+    # Two plays on different hosts: once per run, not once per play.
+    play = "- name: Probe {n}\n  hosts: {hosts}\n  gather_facts: false\n  roles:\n    - probe\n"
+    (tmp_path / "play.yml").write_text(play.format(n=1, hosts="n1") + play.format(n=2, hosts="n2") + play.format(n=3, hosts="all"))
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_ROLES_PATH=str(tmp_path / "roles"),
                ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_CALLBACKS_ENABLED=callbacks, ANSIBLE_CACHE_PLUGIN="memory",
                ANSIBLE_NOCOLOR="1")

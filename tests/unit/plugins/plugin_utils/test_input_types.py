@@ -97,10 +97,10 @@ def test_good_values_pass(spec, value):
 BAD = [
     ({"type": "list", "elements": "str"}, "ntp1", "must be a list (got the string 'ntp1')"),
     ({"type": "list"}, {"a": 1}, "must be a list (got a mapping)"),
-    ({"type": "str"}, 12.1, "must be a string (got the number 12.1); quote it in YAML"),
-    ({"type": "str"}, 8, "must be a string (got the number 8); quote it in YAML"),
-    ({"type": "str"}, True, "must be a string (got true); quote it in YAML"),
-    ({"type": "str"}, datetime.date(2024, 1, 31), "must be a string (got the date 2024-01-31); quote it in YAML"),
+    ({"type": "str"}, 12.1, "must be a string (got the number 12.1); quote it in YAML, or end its template with | string"),
+    ({"type": "str"}, 8, "must be a string (got the number 8); quote it in YAML, or end its template with | string"),
+    ({"type": "str"}, True, "must be a string (got true); quote it in YAML, or end its template with | string"),
+    ({"type": "str"}, datetime.date(2024, 1, 31), "must be a string (got the date 2024-01-31); quote it in YAML, or end its template with | string"),
     ({"type": "str"}, ["a"], "must be a string (got a list)"),
     ({"type": "str"}, {"a": 1}, "must be a string (got a mapping)"),
     ({}, ["a"], "must be a string (got a list)"),
@@ -172,14 +172,16 @@ REPOSITORY = {
     (NETWORK, ["mgmt", None], ["opt[0]: must be a mapping (got the string 'mgmt')", "opt[1]: must be a mapping (got null)"]),
     (NETWORK, {"name": "mgmt"}, ["opt: must be a list (got a mapping)"]),
     ({"type": "list", "elements": "str"}, ["ntp1", 2, None, ["x"]],
-     ["opt[1]: must be a string (got the number 2); quote it in YAML", "opt[2]: must be a string (got null)",
+     ["opt[1]: must be a string (got the number 2); quote it in YAML, or end its template with | string", "opt[2]: must be a string (got null)",
       "opt[3]: must be a string (got a list)"]),
     ({"type": "list", "elements": "int"}, [1, "2", True],
      ["opt[1]: must be an integer (got the string '2'); write it without quotes", "opt[2]: must be an integer (got true)"]),
     (REPOSITORY, {"name": 5, "options": "trusted=yes"},
-     ["opt.name: must be a string (got the number 5); quote it in YAML",
+     ["opt.name: must be a string (got the number 5); quote it in YAML, or end its template with | string",
       "opt.options: must be a list (got the string 'trusted=yes')"]),
-    (REPOSITORY, {"options": ["a", 1]}, ["opt.name: is required but not set", "opt.options[1]: must be a string (got the number 1); quote it in YAML"]),
+    (REPOSITORY, {"options": ["a", 1]},
+     ["opt.name: is required but not set",
+      "opt.options[1]: must be a string (got the number 1); quote it in YAML, or end its template with | string"]),
     (REPOSITORY, {"name": "x", 1: "y"}, ["opt: unknown key '1' (the known keys: name, options)"]),
 ])
 def test_elements_and_nested_options(spec, value, expected):
@@ -199,17 +201,17 @@ def test_every_host_every_error_in_order_and_other_variables_ignored():
               "gpu03": {"base_os_time_servers": ["ntp1", 7]}}
     assert input_type_errors(options, values) == [
         "host 'gpu01': base_os_time_servers: must be a list (got the string 'ntp1')",
-        "host 'gpu01': cuda_default_toolkit: must be a string (got the number 12.1); quote it in YAML",
-        "host 'gpu03': base_os_time_servers[1]: must be a string (got the number 7); quote it in YAML",
+        "host 'gpu01': cuda_default_toolkit: must be a string (got the number 12.1); quote it in YAML, or end its template with | string",
+        "host 'gpu03': base_os_time_servers[1]: must be a string (got the number 7); quote it in YAML, or end its template with | string",
     ]
 
 
 @pytest.mark.parametrize("spec, value, reason", [
-    ({"type": "str", "no_log": True}, 123456, "must be a string (got a number); quote it in YAML"),
+    ({"type": "str", "no_log": True}, 123456, "must be a string (got a number); quote it in YAML, or end its template with | string"),
     ({"type": "str", "no_log": True}, ["s3cret"], "must be a string (got a list)"),
     ({"type": "int", "no_log": True}, "123", "must be an integer (got a string)"),
     ({"type": "dict", "no_log": True, "options": {"key": {"type": "str"}}}, {"key": 42},
-     "must be a string (got a number); quote it in YAML"),
+     "must be a string (got a number); quote it in YAML, or end its template with | string"),
 ])
 def test_a_secret_is_never_shown(spec, value, reason):
     messages = input_type_errors({"opt": spec}, {"h1": {"opt": value}})
@@ -248,8 +250,8 @@ def test_a_bad_value_of_the_host_that_read_the_defaults_is_reported_for_it_alone
     defaults = {"base_os_time_servers": "ntp1", "base_os_domain": 5}
     assert play_input_type_errors(OPTIONS, hostvars, ["gpu01", "gpu02"], defaults, defaults_host="gpu01") == [
         "host 'gpu01': base_os_time_servers: must be a list (got the string 'ntp1')",
-        "host 'gpu01': base_os_domain: must be a string (got the number 5); quote it in YAML",
-        "host 'gpu02': base_os_domain: must be a string (got the number 5); quote it in YAML",
+        "host 'gpu01': base_os_domain: must be a string (got the number 5); quote it in YAML, or end its template with | string",
+        "host 'gpu02': base_os_domain: must be a string (got the number 5); quote it in YAML, or end its template with | string",
     ]
 
 
@@ -301,9 +303,9 @@ def _bad_cases():
                     cases.append(("element-string", ["x"], None))
             elif kind in ("str", "path"):
                 cases.append(("list", ["a"], "must be a string (got a list)"))
-                cases.append(("number", 12.1, "must be a string (got %s); quote it in YAML"
+                cases.append(("number", 12.1, "must be a string (got %s); quote it in YAML, or end its template with | string"
                               % ("a number" if secret else "the number 12.1")))
-                cases.append(("true", True, "must be a string (got %s); quote it in YAML"
+                cases.append(("true", True, "must be a string (got %s); quote it in YAML, or end its template with | string"
                               % ("true or false" if secret else "true")))
             elif kind == "int":
                 cases.append(("string", "8", "must be an integer (got a string)" if secret else
@@ -324,8 +326,8 @@ def _bad_cases():
                 if reason is None:  # an element of a list: the second where there are two
                     index = len(value) - 1
                     reason = "[%d]: must be %s" % (index, {
-                        "str": "a string (got the number 12.1); quote it in YAML",
-                        "path": "a string (got the number 12.1); quote it in YAML",
+                        "str": "a string (got the number 12.1); quote it in YAML, or end its template with | string",
+                        "path": "a string (got the number 12.1); quote it in YAML, or end its template with | string",
                         "int": "an integer (got the string '2'); write it without quotes",
                         "dict": "a mapping (got the string 'x')"}[spec["elements"]])
                     expected = "host 'gpu01': %s%s" % (name, reason)

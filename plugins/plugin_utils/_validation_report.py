@@ -403,9 +403,23 @@ def _expected(entry: Mapping[str, Any]) -> str:
 
 
 def _problems(doc: Mapping[str, Any]) -> List[Dict[str, str]]:
-    """Every check, pair and job that failed or warned: failures, then warnings (skips are in the
-    node table, not here)."""
+    """Every check, pair and job that failed or warned, each once: failures, then warnings (skips
+    are in the node table, not here).
+
+    A pair or job that a node took part in is also one of that node's active checks (as the
+    document counts it): where a node lists it as failed or warned, that row is the one shown
+    (with the node's own judgement and message), not the pair's or job's again. Pairs and jobs no
+    node lists that way (recorded ones, round two's, a slow pair whose nodes were all cleared, hosts
+    outside the run) keep their own row."""
     rows: List[Dict[str, str]] = []
+    listed = set((node["host"], check["check"]) for node in doc["nodes"] for check in node["checks"]
+                 if check.get("kind") == "active" and check["status"] in ("fail", "warn"))
+
+    def under_a_node(result: Mapping[str, Any]) -> bool:
+        # The results that become nodes' active checks (_validation.document): live, round one.
+        if result.get("recorded") or result.get("round", 1) != 1:
+            return False
+        return any((host, result["check"]) in listed for host in result["hosts"])
 
     def add(status: str, hosts: str, entry: Mapping[str, Any], message: Optional[str]) -> None:
         if status in ("fail", "warn"):
@@ -417,10 +431,12 @@ def _problems(doc: Mapping[str, Any]) -> List[Dict[str, str]]:
         for check in node["checks"]:
             add(check["status"], node["host"], check, check["message"])
     for pair in _ordered(doc["pairs"]):
-        add(pair["status"], ", ".join(pair["hosts"]), pair,
-            "; ".join(text for text in (pair.get("message"), pair.get("note")) if text))
+        if not under_a_node(pair):
+            add(pair["status"], ", ".join(pair["hosts"]), pair,
+                "; ".join(text for text in (pair.get("message"), pair.get("note")) if text))
     for job in _ordered(doc["jobs"]):
-        add(job["status"], ", ".join(job["hosts"]), job, job["message"])
+        if not under_a_node(job):
+            add(job["status"], ", ".join(job["hosts"]), job, job["message"])
     return sorted(rows, key=lambda row: _SEVERITY[row["status"]])
 
 

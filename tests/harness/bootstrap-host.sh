@@ -7,9 +7,14 @@
 #      (trixie); each is reused while it exists and its recipe (image_recipe) is unchanged.
 # GPC_NODE_SUITES="bookworm" builds only the Debian 12 image.
 # Idempotent: each step is skipped when already done.
+# The node images come from the Debian mirror this machine's apt already uses (debian-mirror.sh:
+# /etc/apt/sources.list.d/*.sources, /etc/apt/sources.list; deb.debian.org only when none is
+# found); GPC_DEBIAN_MIRROR overrides it.
 set -euo pipefail
 
-DEBIAN_MIRROR="${GPC_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+# shellcheck source=tests/harness/debian-mirror.sh
+source "$(dirname "$0")/debian-mirror.sh"
+DEBIAN_MIRROR=$(gpc_debian_mirror archive)
 NODE_SUITES="${GPC_NODE_SUITES:-bookworm trixie}"
 # Anything that changes an image goes here: its hash is the image tag.
 image_recipe() {

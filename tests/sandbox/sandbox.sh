@@ -39,17 +39,22 @@ ansible-playbook "${inventory[@]}" tests/sandbox/nodes.yml -e sandbox_action="$a
 if [ "$action" = up ]; then
   echo "NOTE: the sandbox's GPUs are emulated: device nodes plus an nvidia-smi test double that"
   echo "      prints a recorded 8x Tesla V100S capture (tests/harness/doubles/PROVENANCE.md)."
-  echo "NOTE: vendor packages (NVIDIA driver, CUDA, cuDNN, NCCL, container toolkit) come from the"
-  echo "      sandbox's mirror of TEST DOUBLES (tests/harness/mirror/README.md), not NVIDIA's software."
+  echo "NOTE: vendor packages (NVIDIA driver, CUDA, cuDNN, NCCL, container toolkit, DCGM, Grafana) come"
+  echo "      from the sandbox's mirror of TEST DOUBLES (tests/harness/mirror/README.md), not the vendors'."
+  echo "NOTE: the validation's dcgmi diag and GPU container print recorded outputs (test doubles):"
+  echo "      tests/harness/doubles/PROVENANCE.md."
   ansible-playbook "${inventory[@]}" tests/sandbox/gpus.yml
   ansible-playbook "${inventory[@]}" tests/sandbox/mirror.yml
   # The summary is printed even when some node failed: the site playbook goes on without it.
   ansible-playbook "${inventory[@]}" site.yml || echo "site.yml ended with failed hosts (listed above)"
+  # The validation's GPU container image, loaded into the GPU nodes' Docker (no registry here).
+  ansible-playbook "${inventory[@]}" tests/sandbox/images.yml \
+    || echo "images.yml ended with failed hosts (listed above): their GPU container check will say why"
   ansible-playbook "${inventory[@]}" tests/sandbox/summary.yml
   # Validation: a verdict per node, the results and report in /var/tmp/gpc-sandbox-validation.
   # torch's CPU wheel here is for Python 3.11 (Debian 12): no DDP smoke test on Debian 13 nodes.
   validate=(-e validation_results_dir=/var/tmp/gpc-sandbox-validation)
-  [ "$node_os" = debian12 ] || validate+=(-e validation_ddp=false)
+  [ "$node_os" = debian12 ] || validate+=(-e '{"validation_ddp": false}')
   ansible-playbook "${inventory[@]}" playbooks/validate.yml "${validate[@]}" \
     || echo "validate.yml ended with failed hosts (listed above)"
   echo "Validation report: /var/tmp/gpc-sandbox-validation/latest.html (and latest.md, latest.json)"

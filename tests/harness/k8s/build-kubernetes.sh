@@ -29,11 +29,17 @@ fi
 W="$CACHE_ROOT/work"
 mkdir -p "$W/lists/partial" "$W/debs"
 cd "$W"
-cat > src.list <<'L'
-deb-src http://deb.debian.org/debian bookworm main
-deb-src http://deb.debian.org/debian bookworm-updates main
-deb-src http://deb.debian.org/debian-security bookworm-security main
-deb http://deb.debian.org/debian bookworm main
+# From the Debian mirror this machine's apt uses (../debian-mirror.sh; GPC_DEBIAN_MIRROR and
+# GPC_DEBIAN_SECURITY_MIRROR override it; deb.debian.org only when none is found).
+# shellcheck source=tests/harness/debian-mirror.sh
+source "$HERE/../debian-mirror.sh"
+DEBIAN_MIRROR=$(gpc_debian_mirror archive)
+DEBIAN_SECURITY_MIRROR=$(gpc_debian_mirror security)
+cat > src.list <<L
+deb-src $DEBIAN_MIRROR bookworm main
+deb-src $DEBIAN_MIRROR bookworm-updates main
+deb-src $DEBIAN_SECURITY_MIRROR bookworm-security main
+deb $DEBIAN_MIRROR bookworm main
 L
 APT=(-o Dir::Etc::sourcelist="$W/src.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$W/lists"
      -o APT::Get::List-Cleanup=0 -o Dir::Cache::archives="$W/debs")

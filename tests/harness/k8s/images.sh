@@ -17,10 +17,24 @@ REPO=registry.k8s.io
 K8S=v1.20.2
 case $WHAT in
   kubeadm) OUT="$BUILD/images.tar" ;;
-  gpu-check) OUT="$BUILD/gpu-check-$(cat "$0" "$HERE/gpu-check/nvidia-smi" "$CAPTURE" | sha256sum | cut -c1-12).tar" ;;
+  gpu-check) ;;
   *) echo "images.sh: unknown image set $WHAT (kubeadm, gpu-check)" >&2; exit 2 ;;
 esac
 log() { printf '[k8s-images %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+if [ "$WHAT" = gpu-check ]; then
+  W=$(mktemp -d)
+  trap 'rm -rf "$W"' EXIT
+  python3 - "$CAPTURE" >"$W/gpus" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+for gpu in ET.parse(sys.argv[1]).getroot().findall("gpu"):
+    print("%s|%s|%s" % (gpu.findtext("minor_number").strip(), gpu.findtext("product_name").strip(),
+                        gpu.findtext("uuid").strip()))
+PY
+  bash "$HERE/../busybox-image.sh" "$BUILD" gpu-check gpc-test.local/gpu-check:v1 \
+    "$HERE/gpu-check/nvidia-smi:/usr/bin/nvidia-smi:0755" "$W/gpus:/usr/share/gpc-test-double/gpus"
+  exit
+fi
 if [ -f "$OUT" ]; then
   log "cached: $OUT"
   echo "$OUT"
@@ -28,29 +42,6 @@ if [ -f "$OUT" ]; then
 fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-if [ "$WHAT" = gpu-check ]; then
-  TAG=gpc-test.local/gpu-check:v1
-  (cd "$W" && apt-get download -qq busybox-static 2>/dev/null && dpkg-deb -x busybox-static_*.deb bb)
-  mkdir -p "$W/ctx/rootfs/bin" "$W/ctx/rootfs/usr/bin" "$W/ctx/rootfs/usr/share/gpc-test-double" "$W/ctx/rootfs/etc"
-  cp -a "$W/bb/bin/busybox" "$W/ctx/rootfs/bin/busybox"
-  ln -s busybox "$W/ctx/rootfs/bin/sh"
-  cp -a "$HERE/gpu-check/nvidia-smi" "$W/ctx/rootfs/usr/bin/nvidia-smi"
-  python3 - "$CAPTURE" >"$W/ctx/rootfs/usr/share/gpc-test-double/gpus" <<'PY'
-import sys
-import xml.etree.ElementTree as ET
-for gpu in ET.parse(sys.argv[1]).getroot().findall("gpu"):
-    print("%s|%s|%s" % (gpu.findtext("minor_number").strip(), gpu.findtext("product_name").strip(),
-                        gpu.findtext("uuid").strip()))
-PY
-  printf 'root:x:0:0:root:/root:/sbin/nologin\n' >"$W/ctx/rootfs/etc/passwd"
-  printf 'FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/bin:/bin\n' >"$W/ctx/Dockerfile"
-  docker build -q -t "$TAG" "$W/ctx" >/dev/null
-  docker save -o "$OUT.new" "$TAG"
-  mv "$OUT.new" "$OUT"
-  log "built $TAG ($(wc -l <"$W/ctx/rootfs/usr/share/gpc-test-double/gpus") GPUs), saved to $OUT"
-  echo "$OUT"
-  exit 0
-fi
 image() {  # image NAME:TAG BINARY... : a scratch image with the binaries in /usr/local/bin
   local tag=$1 ctx
   shift

@@ -17,6 +17,7 @@ import pytest
 from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_report as report
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import CORDON_KINDS
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import document as validation_document
 
 SVG = "{http://www.w3.org/2000/svg}"
 NDR = "0.90 x 400 Gb/s NDR per GPU (ibstat)"
@@ -233,6 +234,53 @@ def test_markdown_ignores_keys_outside_the_schema_and_the_node_order():
     document["nodes"][0]["checks"][0]["duration_s"] = 3
     document["nodes"].reverse()
     assert report.render_markdown(document) == report.render_markdown(BUSY_DOC)
+
+
+def active_warnings_doc():
+    """As playbooks/validate.yml writes it (_validation.document): three nodes whose container and
+    dcgmi jobs warned, one DDP job over two of them that failed, a slow pair that warned, and a
+    recorded pair that failed: each job or live pair is also an active check of its nodes."""
+    jobs = [job(name, [host], "warn", message="%s on %s did not run" % (name, host))
+            for host in ("master", "worker1", "worker2") for name in ("gpu_container", "dcgm_diag")]
+    jobs.append(job("ddp_smoke", ["worker1", "worker2"], "fail", message="loss did not decrease"))
+    pairs = [pair(["worker1", "worker2"], "warn", 39.0),
+             pair(["master", "worker1"], "fail", 1.0, check_name="ib_write_bw", unit="Gb/s", recorded=True)]
+    nodes = {host: [check("gpu_count")] for host in ("master", "worker1", "worker2")}
+    actions = {host: {"kind": "none", "reason": None} for host in nodes}
+    return validation_document(run(), nodes, pairs, jobs, actions)
+
+
+def test_each_failure_and_warning_is_listed_once():
+    document = active_warnings_doc()
+    assert document["counts"] == {"pass": 3, "warn": 8, "fail": 3, "skip": 0}
+    want = [("FAIL", "worker1", "ddp_smoke"), ("FAIL", "worker2", "ddp_smoke"),
+            ("FAIL", "master, worker1", "ib_write_bw"),
+            ("WARN", "master", "gpu_container"), ("WARN", "master", "dcgm_diag"),
+            ("WARN", "worker1", "nccl_all_reduce"), ("WARN", "worker1", "gpu_container"),
+            ("WARN", "worker1", "dcgm_diag"),
+            ("WARN", "worker2", "nccl_all_reduce"), ("WARN", "worker2", "gpu_container"),
+            ("WARN", "worker2", "dcgm_diag")]
+    text = report.render_markdown(document)
+    section = text.split("## Failures and warnings\n\n", 1)[1].split("\n\n## ", 1)[0].splitlines()
+    assert [tuple(cell.strip() for cell in line.strip("|").split("|")[:3]) for line in section[2:]] == want
+    assert "| WARN | master | gpu_container | - | - | - | gpu_container on master did not run |" in section
+    problems = Page(report.render_html(document)).tables["problems"][0]
+    assert [tuple(cell[0] for cell in row[:3]) for row in problems[1:]] == want
+    # The jobs and pairs sections still list every job and pair.
+    assert len(Page(report.render_html(document)).tables["jobs"][0]) == 1 + 7
+
+
+def test_a_result_no_node_lists_keeps_its_own_row():
+    # Round two's re-mixed pair and a slow pair whose nodes round two cleared are not nodes' checks.
+    cleared = pair(["worker1", "worker2"], "warn", 39.0,
+                   blame={"worker1": {"status": "pass", "message": "fine with worker3"},
+                          "worker2": {"status": "pass", "message": "fine with worker4"}})
+    again = pair(["worker1", "worker3"], "warn", 40.0, round=2)
+    nodes = {host: [check("gpu_count")] for host in ("worker1", "worker2", "worker3")}
+    document = validation_document(run(), nodes, [cleared, again], [], {})
+    rows = Page(report.render_html(document)).tables["problems"][0][1:]
+    assert [tuple(cell[0] for cell in row[:3]) for row in rows] == [
+        ("WARN", "worker1, worker2", "nccl_all_reduce"), ("WARN", "worker1, worker3", "nccl_all_reduce")]
 
 
 # ----------------------------------------------------------------------------- HTML

@@ -38,13 +38,14 @@ case "$profile" in
     ;;
   *) echo "usage: $0 [floor|newest]" >&2; exit 2 ;;
 esac
-# The collections to take from the bundle; ansible.mysql (the accounting database modules'
-# home since community.mysql 5) is first bundled by ansible 14, and comes from there for both
+# The collections to take from the bundle; ansible.mariadb (the home of the MariaDB modules since
+# community.mysql 5, whose mysql_* modules warn that MariaDB support goes) is first bundled by
+# ansible 14, and comes from there for both
 # (the wheels hold no code for the running Python: --python-version lets any Python fetch them).
 COLLECTIONS=(ansible/posix community/general community/docker
              community/library_inventory_filtering_v1 community/crypto
              ansible/utils kubernetes/core)
-MYSQL_BUNDLE_VERSION=14.5.0
+MARIADB_BUNDLE_VERSION=14.5.0
 COLL_ROOT="$VENV/collections/ansible_collections"
 
 log() { printf '[setup-venv %s %(%H:%M:%S)T] %s\n' "$profile" -1 "$*"; }
@@ -153,14 +154,14 @@ if [ "$(cat "$VENV/.gpc-stamp" 2>/dev/null)" != "$(stamp_of)" ]; then
   log "installing collections from the ansible==$ANSIBLE_BUNDLE_VERSION bundle"
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  for version in "$ANSIBLE_BUNDLE_VERSION" "$MYSQL_BUNDLE_VERSION"; do
+  for version in "$ANSIBLE_BUNDLE_VERSION" "$MARIADB_BUNDLE_VERSION"; do
     "$VENV/bin/pip" download -q --no-deps 2> >(grep -v "^WARNING: Location .file:" >&2) \
       --only-binary=:all: --python-version 3.12 -d "$tmp" "ansible==$version"
   done
   rm -rf "$VENV/collections"
   mkdir -p "$COLL_ROOT"
   extract_bundle "$tmp/ansible-$ANSIBLE_BUNDLE_VERSION-py3-none-any.whl" "$VENV/collections" "${COLLECTIONS[@]}"
-  extract_bundle "$tmp/ansible-$MYSQL_BUNDLE_VERSION-py3-none-any.whl" "$VENV/collections" ansible/mysql
+  extract_bundle "$tmp/ansible-$MARIADB_BUNDLE_VERSION-py3-none-any.whl" "$VENV/collections" ansible/mariadb
   make_artifacts "$VENV/collection-artifacts"
   stamp_of >"$VENV/.gpc-stamp"
 fi

@@ -16,7 +16,8 @@ description:
     directory, the package names, C(ofed_ibstat_path)); the expected ports (C(<ca>:<port>) with port
     1-255, or C([all]) alone, none twice) and C(ofed_min_rate_gbps) (0-10000); where
     C(ofed_network_manage) is on, the interface name, the MTU (576-65520), that C(ofed_network) is one of
-    C(ofed_networks) with a CIDR and that the host has an address on it; where C(ofed_nccl_conf_manage)
+    C(ofed_networks) with a CIDR that overlaps none of the host's other networks and that the host has an
+    address on it; where C(ofed_nccl_conf_manage)
     is on, the nccl.conf path, C(ofed_nccl_socket_ifname), C(ofed_nccl_roce_gid_index) (0-255) and
     C(ofed_nccl_settings) (C(NCCL_*) names, one-line values).
   - Across the hosts (with Python's C(ipaddress)), each managed address lies inside its network and is

@@ -26,6 +26,8 @@ MIG_STRATEGIES = ("auto", "none", "single", "mixed")
 # Helm: a release name is a DNS label of at most 53 characters.
 _RELEASE_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$")
 _CHART_VERSION_RE = re.compile(r"^v?[0-9]+[.][0-9]+[.][0-9]+([-+][0-9A-Za-z.-]+)?$")
+# The chart archive is saved under its URL's last part (the file name) and Helm is given that file.
+_CHART_ARCHIVE_RE = re.compile(r"^[^?#]*/[^/?#]+[.](tgz|tar[.]gz)$")
 
 
 def _check(errors: Errors, values: Mapping[str, Any]) -> None:
@@ -35,7 +37,9 @@ def _check(errors: Errors, values: Mapping[str, Any]) -> None:
     errors.check("gpu_operator_chart_repo_url", url(values.get("gpu_operator_chart_repo_url"), ("http", "https")))
     chart_url = values.get("gpu_operator_chart_url")
     if chart_url not in ("", None):
-        errors.check("gpu_operator_chart_url", url(chart_url))
+        if errors.check("gpu_operator_chart_url", url(chart_url)):
+            errors.check("gpu_operator_chart_url", matches(
+                chart_url, _CHART_ARCHIVE_RE, "the URL of a chart archive file ending in .tgz or .tar.gz, without ? or #"))
     errors.check("gpu_operator_helm_url", url(values.get("gpu_operator_helm_url")))
     errors.check("gpu_operator_release_name", matches(values.get("gpu_operator_release_name"), _RELEASE_RE,
                                                       "a Helm release name (lowercase letters, digits and -, up to 53)"))

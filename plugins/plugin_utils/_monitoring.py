@@ -326,6 +326,27 @@ def monitoring_errors(values: Mapping[str, Mapping[str, Any]], hosts: Iterable[s
     return for_hosts(values, hosts, _check_host)
 
 
+# NVIDIA's CUDA repository or a mirror of it: the default key URL is the repository's URL + 3bf863cc.pub.
+_CUDA_REPO_URL_RE = re.compile(r"^(https?|file)://\S+/$")
+
+
+def dcgm_repo_errors(values: Mapping[str, Any], host: str) -> List[str]:
+    """The errors in one host's ``monitoring_dcgm_exporter_repo_url`` and ``_repo_key_url``.
+
+    Their defaults need the host's facts (the CUDA repository's path names the distribution), so
+    preflight checks them after the facts are gathered, on the hosts that add the repository (a GPU
+    node with the DCGM exporter from packages and ``monitoring_dcgm_exporter_repo_manage``)."""
+    if not isinstance(values, Mapping):
+        raise RuleError("monitoring_dcgm_repo_errors: the input must be a dict of the role's variables")
+    errors = Errors(host)
+    repo_url = values.get("monitoring_dcgm_exporter_repo_url")
+    if not isinstance(repo_url, str) or not _CUDA_REPO_URL_RE.match(repo_url):
+        errors.add("monitoring_dcgm_exporter_repo_url", "must be an http(s):// or file:// URL ending in / (got %r)"
+                   % (repo_url,))
+    errors.check("monitoring_dcgm_exporter_repo_key_url", url(values.get("monitoring_dcgm_exporter_repo_key_url")))
+    return errors.messages
+
+
 def is_gpu_node(host: str, hostvars: Mapping[str, Any], groups: Mapping[str, Sequence[str]]) -> bool:
     """The site's finding (group gpucluster_gpu_nodes), else the inventory's gpucluster_gpu_node, else the
     host's (possibly cached) nvidia facts; a host never seen and not declared is not a GPU node."""

@@ -9,6 +9,7 @@ the defaults are templated per host) and returns every error at once:
   repository and archive labels, checksum, mlnxofedinstall options, work directory), the
   package names, the expected ports and minimum rate, the interface, network, address and MTU,
   and what goes into nccl.conf;
+- the fabric's network shares no address with the host's other networks;
 - across hosts: every managed address is an IP address inside its network (not the network
   or broadcast address of an IPv4 network of /30 or larger), no address belongs to two hosts,
   and a network has the same CIDR on every host.
@@ -25,7 +26,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, RuleError, abs_path, duplicates, int_range, ip_address, url,
+    Errors, RuleError, abs_path, duplicates, int_range, ip_address, overlapping, url,
 )
 
 IPNetwork = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
@@ -224,6 +225,13 @@ def _network(errors: Errors, host: str, v: Mapping[str, Any], fabric: _Fabric) -
         first = fabric.cidr.setdefault(name, (net, host))
         if first[0] != net:
             errors.add("ofed_networks", "network %r is %s here, but %s on host '%s'" % (name, net, first[0], first[1]))
+        # The interface's route would take the other network's addresses (or lose them to it).
+        for other_index, other in enumerate(networks):
+            if other_index == index or not isinstance(other, Mapping) or other.get("name") == name:
+                continue
+            if overlapping(str(net), [other.get("cidr")]):
+                errors.add("ofed_networks[%d].cidr" % index, "%s overlaps network %r (%s): the fabric's network must not"
+                           " share addresses with the host's other networks" % (net, other.get("name"), other.get("cidr")))
 
     addresses = v.get("ofed_addresses")
     if not isinstance(addresses, Mapping):

@@ -45,6 +45,11 @@ _RESOURCE_RE = re.compile(r"^(?=.{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0
 _ARCHIVE_RE = re.compile(r"(?:https?|file)://[^\s?#]+\.(?:tar\.gz|tgz|tar\.xz)")
 _CHECKSUM_RE = re.compile(r"sha256:[0-9A-Fa-f]{64}")
 _PACKAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9+._-]*$")
+# A path that make hands to the shell unchanged (CUDA_HOME=, BUILDDIR= of nccl-tests' Makefile): no $, quotes,
+# ;, &, |, parentheses, globs, # or blanks.
+_MAKE_PATH_RE = re.compile(r"^/[A-Za-z0-9._+@/-]*$")
+_MAKE_PATH_WHAT = ("a path of letters, digits and . _ + @ - / only when validation_nccl_tests_source is set"
+                   " (make passes it to the shell in nccl-tests' build)")
 _HCA_KEYS = ("rate_gbps", "link_layers", "ignore", "count", "source")
 _LINK_LAYERS = ("InfiniBand", "Ethernet")
 
@@ -55,7 +60,7 @@ def _fraction(errors: Errors, var: str, value: Any, low_open: bool = True) -> No
         errors.add(var, "must be a number in %s0, 1] (got %r)" % ("(" if low_open else "[", value))
 
 
-def _host(errors: Errors, values: Mapping[str, Any]) -> None:
+def _host(errors: Errors, values: Mapping[str, Any], building: bool = False) -> None:
     count = values.get("validation_gpu_count", 0)
     errors.check("validation_gpu_count", int_range(count, 0, 64))
     for var in ("validation_gpu_model", "validation_driver_version", "validation_cuda_version"):
@@ -130,7 +135,9 @@ def _host(errors: Errors, values: Mapping[str, Any]) -> None:
         value = values.get(var, "")
         if value:
             errors.check(var, token(value))
-    errors.check("validation_cuda_home", abs_path(values.get("validation_cuda_home", "/usr/local/cuda")))
+    cuda_home = values.get("validation_cuda_home", "/usr/local/cuda")
+    if errors.check("validation_cuda_home", abs_path(cuda_home)) and building:
+        errors.check("validation_cuda_home", matches(cuda_home, _MAKE_PATH_RE, _MAKE_PATH_WHAT))
     errors.check("validation_kernel_log_minutes", int_range(values.get("validation_kernel_log_minutes", 60), 1, 10080))
 
 
@@ -145,9 +152,12 @@ def _fabric_tools(errors: Errors, play: Mapping[str, Any]) -> None:
         if not isinstance(checksum, str) or not _CHECKSUM_RE.fullmatch(checksum):
             errors.add("validation_nccl_tests_checksum", "must be the source archive's checksum as sha256:<64 hex digits> "
                        "when validation_nccl_tests_source is set (got %r)" % (checksum,))
-        if not play.get("validation_nccl_tests_dir"):
+        build_dir = play.get("validation_nccl_tests_dir")
+        if not build_dir:
             errors.add("validation_nccl_tests_dir", "must name the directory to build all_reduce_perf in when "
                        "validation_nccl_tests_source is set (got '')")
+        elif abs_path(build_dir) is None:
+            errors.check("validation_nccl_tests_dir", matches(build_dir, _MAKE_PATH_RE, _MAKE_PATH_WHAT))
     errors.check("validation_nccl_tests_mpi", boolean(play.get("validation_nccl_tests_mpi", True)))
     package = play.get("validation_perftest_package", "perftest")
     if package != "":
@@ -227,7 +237,7 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
     out = list(errors.messages)
     for host in per_host:
         host_errors = Errors(host)
-        _host(host_errors, per_host[host])
+        _host(host_errors, per_host[host], building=play.get("validation_nccl_tests_source", "") != "")
         out.extend(host_errors.messages)
     return out
 

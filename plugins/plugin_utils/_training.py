@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping
 from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import describe
 from ansible_collections.gpucluster.core.plugins.plugin_utils._kubernetes import _IMAGE_REF_RE, _LABEL_RE
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, abs_path, boolean, hostname, int_range, matches)
+    Errors, abs_path, boolean, hostname, int_range, matches, url)
 
 KINDS = ("PyTorchJob", "TrainJob")
 JOB_KEYS = ("name", "namespace", "kind", "image", "command", "nodes", "gpus_per_node", "nfs", "env", "runtime")
@@ -71,6 +71,11 @@ def training_operator_errors(values: Mapping[str, Any]) -> List[str]:
     if not isinstance(manifest, str) or re.search(r"\s", manifest):
         errors.add("training_operator_manifest", "must be empty (none), a URL, a path or a kustomize remote"
                    " (github.com/...?ref=...) without blanks (got %r)" % (manifest,))
+    elif manifest and values.get("training_operator_manifest_kustomize", True) is False \
+            and url(manifest, ("http", "https")) and abs_path(manifest):
+        # kubectl apply -f reads anything without a scheme as a file on the control plane node.
+        errors.add("training_operator_manifest", "must be an http:// or https:// URL or an absolute path to a manifest"
+                   " file with training_operator_manifest_kustomize false (got %r)" % (manifest,))
     for name in ("training_operator_manifest_kustomize", "training_operator_server_side_apply"):
         errors.check(name, boolean(values.get(name, True)))
     jobs = values.get("training_operator_jobs")

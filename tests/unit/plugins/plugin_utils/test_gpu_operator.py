@@ -34,6 +34,15 @@ def test_good_values_have_no_error():
     assert set(GOOD) == set(g.NAMES)
 
 
+@pytest.mark.parametrize("chart_url", [
+    "http://mirror:8080/charts/gpu-operator-chart-a22dbf6.tgz",
+    "https://helm.ngc.nvidia.com/nvidia/charts/gpu-operator-v25.3.4.tgz",
+    "file:///srv/charts/gpu-operator-v25.3.4.tar.gz",
+])
+def test_good_chart_url(chart_url):
+    assert g.gpu_operator_errors(dict(GOOD, gpu_operator_chart_url=chart_url)) == []
+
+
 @pytest.mark.parametrize("name, value, message", [
     ("gpu_operator_chart_version", "", "gpu_operator_chart_version: must pin the chart's version, such as v25.3.4 (got '')"),
     ("gpu_operator_chart_version", "latest", "gpu_operator_chart_version: must pin the chart's version, such as v25.3.4 (got 'latest')"),
@@ -41,6 +50,12 @@ def test_good_values_have_no_error():
      "gpu_operator_chart_repo_url: must be a http:// or https:// URL (got 'helm.ngc.nvidia.com/nvidia')"),
     ("gpu_operator_chart_url", "gpu-operator.tgz",
      "gpu_operator_chart_url: must be a http:// or https:// or file:// URL (got 'gpu-operator.tgz')"),
+    ("gpu_operator_chart_url", "http://mirror:8080/charts/",
+     "gpu_operator_chart_url: must be the URL of a chart archive file ending in .tgz or .tar.gz, without ? or #"
+     " (got 'http://mirror:8080/charts/')"),
+    ("gpu_operator_chart_url", "https://mirror.example.com/download?chart=gpu-operator-v25.3.4.tgz",
+     "gpu_operator_chart_url: must be the URL of a chart archive file ending in .tgz or .tar.gz, without ? or #"
+     " (got 'https://mirror.example.com/download?chart=gpu-operator-v25.3.4.tgz')"),
     ("gpu_operator_release_name", "GPU_Operator",
      "gpu_operator_release_name: must be a Helm release name (lowercase letters, digits and -, up to 53) (got 'GPU_Operator')"),
     ("gpu_operator_namespace", "gpu operator", "gpu_operator_namespace: must be a namespace name (a DNS label) (got 'gpu operator')"),

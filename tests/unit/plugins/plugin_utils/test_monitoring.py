@@ -12,8 +12,8 @@ import re
 import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._monitoring import (
-    DCGM_COUNTERS, alertmanager_peers, counters_csv, dashboard_queries, is_gpu_node, monitoring_errors, per_host,
-    pinned_packages, scrape_configs)
+    DCGM_COUNTERS, alertmanager_peers, counters_csv, dashboard_queries, dcgm_repo_errors, is_gpu_node, monitoring_errors,
+    per_host, pinned_packages, scrape_configs)
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
 DEFAULTS = {
@@ -437,3 +437,43 @@ def test_a_dashboard_without_templating():
     assert dashboard_queries({"uid": "b", "title": "B", "templating": None,
                               "panels": [{"title": "p", "targets": [{"expr": "up"}]}]}) == [
         {"panel": "p", "label": "", "expr": "up"}]
+
+
+CUDA_REPO = "https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/"
+
+
+@pytest.mark.parametrize("repo_url, key_url", [
+    (CUDA_REPO, CUDA_REPO + "3bf863cc.pub"),
+    ("http://mirror:8080/cuda/ubuntu2204/x86_64/", "file:///srv/keys/cuda.pub"),
+    ("file:///srv/mirror/cuda/", "https://mirror.example.com/cuda/3bf863cc.pub"),
+], ids=str)
+def test_good_dcgm_repo(repo_url, key_url):
+    assert dcgm_repo_errors({"monitoring_dcgm_exporter_repo_url": repo_url,
+                             "monitoring_dcgm_exporter_repo_key_url": key_url}, "gpu1") == []
+
+
+@pytest.mark.parametrize("repo_url, key_url, messages", [
+    ("developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/", CUDA_REPO + "3bf863cc.pub",
+     ["monitoring_dcgm_exporter_repo_url: must be an http(s):// or file:// URL ending in / (got"
+      " 'developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/')"]),
+    # Without the trailing /, the default key URL would be .../x86_643bf863cc.pub.
+    ("https://mirror.example.com/cuda", "https://mirror.example.com/cuda3bf863cc.pub",
+     ["monitoring_dcgm_exporter_repo_url: must be an http(s):// or file:// URL ending in / (got"
+      " 'https://mirror.example.com/cuda')"]),
+    ("https://mirror.example.com/cuda /", "mirror.example.com/cuda/3bf863cc.pub",
+     ["monitoring_dcgm_exporter_repo_url: must be an http(s):// or file:// URL ending in / (got"
+      " 'https://mirror.example.com/cuda /')",
+      "monitoring_dcgm_exporter_repo_key_url: must be a http:// or https:// or file:// URL (got"
+      " 'mirror.example.com/cuda/3bf863cc.pub')"]),
+    (None, "", ["monitoring_dcgm_exporter_repo_url: must be an http(s):// or file:// URL ending in / (got None)",
+                "monitoring_dcgm_exporter_repo_key_url: must be a http:// or https:// or file:// URL (got '')"]),
+], ids=str)
+def test_bad_dcgm_repo(repo_url, key_url, messages):
+    assert dcgm_repo_errors({"monitoring_dcgm_exporter_repo_url": repo_url,
+                             "monitoring_dcgm_exporter_repo_key_url": key_url}, "gpu1") == [
+        "host 'gpu1': " + m for m in messages]
+
+
+def test_dcgm_repo_input_must_be_a_dict():
+    with pytest.raises(RuleError, match="monitoring_dcgm_repo_errors: the input must be a dict"):
+        dcgm_repo_errors([CUDA_REPO], "gpu1")

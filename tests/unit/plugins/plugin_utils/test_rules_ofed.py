@@ -78,6 +78,9 @@ def errors(worker=None, master=None, **common):
     {"ofed_nccl_conf_manage": False, "ofed_nccl_conf_path": "nccl.conf", "ofed_nccl_settings": {"X": "y"}},
     {"ofed_network": "management", "ofed_interface": "eth1"},
     {"ofed_addresses": {"compute": "10.0.0.254"}},
+    # Networks next to each other, of the other IP version, or a badly written other network (base_os's to name).
+    {"ofed_networks": [{"name": "management", "cidr": "10.0.1.0/24"}, NETWORKS[1],
+                       {"name": "storage", "cidr": "fd00::/8"}, {"name": "bmc", "cidr": None}]},
 ], ids=str)
 def test_good_host(worker):
     assert errors(worker) == []
@@ -242,6 +245,14 @@ def test_good_networks(common):
     ({"ofed_networks": [NETWORKS[0], {"name": "compute", "cidr": "10.0.0.0"}]},
      ["ofed_networks[1].cidr: must be a network in CIDR notation with no host bits set, such as 10.0.0.0/24"
       " (got '10.0.0.0': no prefix length)"]),
+    ({"ofed_networks": [{"name": "management", "cidr": "10.0.0.0/16"}, NETWORKS[1]]},
+     ["ofed_networks[1].cidr: 10.0.0.0/24 overlaps network 'management' (10.0.0.0/16): the fabric's network must not"
+      " share addresses with the host's other networks"]),
+    ({"ofed_networks": [NETWORKS[1], {"name": "storage", "cidr": "10.0.0.128/25"}, {"name": "bmc", "cidr": "10.0.0.7"}]},
+     ["ofed_networks[0].cidr: 10.0.0.0/24 overlaps network 'storage' (10.0.0.128/25): the fabric's network must not"
+      " share addresses with the host's other networks",
+      "ofed_networks[0].cidr: 10.0.0.0/24 overlaps network 'bmc' (10.0.0.7): the fabric's network must not"
+      " share addresses with the host's other networks"]),
     ({"ofed_networks": [{"name": "compute"}]},
      ["ofed_networks[0].cidr: must be a network in CIDR notation with no host bits set, such as 10.0.0.0/24"
       " (got None: no prefix length)"]),

@@ -110,6 +110,11 @@ def test_names():
     ({}, {"validation_ibstat_path": "ibstat;reboot"}),
     ({}, {"validation_cuda_home": "/usr/local/cuda-12.8", "validation_kernel_log_minutes": 10080}),
     ({}, {"validation_kernel_log_minutes": 1}),
+    # Paths make hands to the shell: plain ones pass; without a build from source, cuda_home is only read by Python.
+    ({"validation_nccl_tests_source": "file:///srv/mirror/nccl-tests-2.17.6.tar.gz",
+      "validation_nccl_tests_dir": "/opt/gpucluster/nccl-tests_2.17.6+cuda12.8@mpi",
+      "validation_nccl_tests_checksum": "sha256:" + "0" * 64}, {"validation_cuda_home": "/usr/local/cuda-12.8"}),
+    ({}, {"validation_cuda_home": "/opt/cuda$(ARCH)"}),
 ], ids=str)
 def test_good_input(play, host):
     assert errors(play, host) == []
@@ -208,6 +213,14 @@ def test_no_host():
       "validation_nccl_tests_checksum: must be the source archive's checksum as sha256:<64 hex digits> when "
       "validation_nccl_tests_source is set (got 'sha256:" + "a" * 63 + "')"]),
     ({"validation_nccl_tests_mpi": "no"}, ["validation_nccl_tests_mpi: must be true or false (got 'no')"]),
+    ({"validation_nccl_tests_source": "file:///srv/mirror/nccl-tests-2.17.6.tar.gz",
+      "validation_nccl_tests_checksum": "sha256:" + "0" * 64, "validation_nccl_tests_dir": "/opt/nt;reboot"},
+     ["validation_nccl_tests_dir: must be a path of letters, digits and . _ + @ - / only when validation_nccl_tests_source"
+      " is set (make passes it to the shell in nccl-tests' build) (got '/opt/nt;reboot')"]),
+    ({"validation_nccl_tests_source": "file:///srv/mirror/nccl-tests-2.17.6.tar.gz",
+      "validation_nccl_tests_checksum": "sha256:" + "0" * 64, "validation_nccl_tests_dir": "/opt/$(HOME)"},
+     ["validation_nccl_tests_dir: must be a path of letters, digits and . _ + @ - / only when validation_nccl_tests_source"
+      " is set (make passes it to the shell in nccl-tests' build) (got '/opt/$(HOME)')"]),
     ({"validation_perftest_package": "perftest; rm -rf /"},
      ["validation_perftest_package: must be a package name, or empty (got 'perftest; rm -rf /')"]),
     ({"validation_kubernetes_ddp_image": ""},
@@ -329,6 +342,15 @@ SEVERITY_CHECKS = ", ".join(CHECKS)
 ], ids=str)
 def test_bad_host_input(host, messages):
     assert errors(host=host) == messages
+
+
+@pytest.mark.parametrize("cuda_home", ["/opt/cuda$(ARCH)", "/opt/cuda'12'", "/opt/cuda`id`", "/opt/cuda|x"])
+def test_cuda_home_make_passes_to_the_shell(cuda_home):
+    play = {"validation_nccl_tests_source": "file:///srv/mirror/nccl-tests-2.17.6.tar.gz",
+            "validation_nccl_tests_checksum": "sha256:" + "0" * 64, "validation_nccl_tests_dir": "/opt/nt"}
+    assert errors(play, {"validation_cuda_home": cuda_home}) == [
+        H + "validation_cuda_home: must be a path of letters, digits and . _ + @ - / only when validation_nccl_tests_source"
+            " is set (make passes it to the shell in nccl-tests' build) (got %r)" % cuda_home]
 
 
 def test_host_defaults_when_unset():

@@ -88,6 +88,31 @@ def test_trainjob_manifest():
                                                           "volumeMounts": [{"name": "gpc-nfs", "mountPath": "/data"}]}]
 
 
+@pytest.mark.parametrize("manifest, kustomize", [
+    ("/opt/gpc-test/training-operator/base/crds", True),
+    ("https://github.com/kubeflow/training-operator/manifests/overlays/standalone?ref=v1.8.1", True),
+    ("https://raw.githubusercontent.com/kubeflow/training-operator/v1.8.1/manifests/crds.yaml", False),
+    ("http://mirror:8080/training-operator.yaml", False),
+    ("/srv/manifests/training-operator.yaml", False),
+    ("", False),
+])
+def test_good_manifest(manifest, kustomize):
+    assert t.training_operator_errors(dict(GOOD, training_operator_manifest=manifest,
+                                           training_operator_manifest_kustomize=kustomize)) == []
+
+
+@pytest.mark.parametrize("manifest", [
+    "raw.githubusercontent.com/kubeflow/training-operator/v1.8.1/manifests/crds.yaml",
+    "manifests/training-operator.yaml",
+    "ftp://mirror/training-operator.yaml",
+])
+def test_manifest_file_without_scheme(manifest):
+    assert t.training_operator_errors(dict(GOOD, training_operator_manifest=manifest,
+                                           training_operator_manifest_kustomize=False)) == [
+        "training_operator_manifest: must be an http:// or https:// URL or an absolute path to a manifest file with"
+        " training_operator_manifest_kustomize false (got %r)" % manifest]
+
+
 def test_apply_switches_are_booleans():
     assert t.training_operator_errors(dict(GOOD, training_operator_server_side_apply="no")) == [
         "training_operator_server_side_apply: must be true or false (got 'no')"]

@@ -49,7 +49,8 @@ PING_FIRST = {"gather_facts": False, "pre_tasks": [{"name": "Reach the hosts", "
 
 
 def _local(**hosts):
-    return {"all": {"hosts": {name: dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable}, **values) for name, values in hosts.items()}}}
+    local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    return {"all": {"hosts": {name: dict(local, **values) for name, values in hosts.items()}}}
 
 
 def test_play_vars_over_a_bad_inventory_value_pass(tmp_path):

@@ -83,3 +83,17 @@ def test_a_bad_value_of_a_host_that_dropped_out_stops_every_host(tmp_path):
     result, failed, _stats = _run(tmp_path, inventory, PING_FIRST)
     assert failed == ["probe: bad input, no host was changed: host 'n2': probe_list: must be a list "
                       "(got the string 'ntp2')"], result.stdout[-2000:]
+
+
+def test_a_play_in_batches_checks_its_batch_and_reads_the_later_ones_from_the_inventory(tmp_path):
+    # serial: the first batch (n1) must not wait for the facts of n2, which runs later, and n2's bad
+    # inventory value is refused in the first batch, before n1 is changed.
+    play = {"gather_facts": False, "serial": 1, "roles": ["probe"]}
+    result, failed, _stats = _run(tmp_path, _local(n1={}, n2={}), play)
+    assert (result.returncode, failed) == (0, []), result.stdout[-2000:]
+    again = tmp_path / "again"
+    again.mkdir()
+    result, failed, stats = _run(again, _local(n1={}, n2={"probe_list": "ntp2"}), play)
+    assert failed == ["probe: bad input, no host was changed: host 'n2': probe_list: must be a list "
+                      "(got the string 'ntp2')"], result.stdout[-2000:]
+    assert "n2" not in stats or stats["n2"]["ok"] == 0, stats

@@ -24,7 +24,7 @@ tar -tzf "$tarball" | sort >"$tmp/contents"
 echo "built $(basename "$tarball"): $(grep -vc '/$' "$tmp/contents") entries, $(du -k "$tarball" | cut -f1) KiB"
 
 # What a user does not need stays out; what a user and ansible-test need is in.
-unwanted='^(\.venv|\.venv-newest|\.git|\.cache|\.ansible|molecule|benchmarks|inventories/sandbox|tests/(harness|sandbox|pytest|promtool|output))(/|$)|^(ansible\.cfg|site\.yml|tests/run-all\.sh|tests/requirements[^/]*\.txt|\.ansible-lint|\.yamllint)$'
+unwanted='^(\.venv|\.venv-newest|\.git|\.cache|\.ansible|molecule|benchmarks|inventories/sandbox(-kubernetes)?|tests/(harness|sandbox|pytest|promtool|output))(/|$)|^(ansible\.cfg|site\.yml|tests/run-all\.sh|tests/requirements[^/]*\.txt|\.ansible-lint|\.yamllint)$'
 if grep -E "$unwanted" "$tmp/contents" >"$tmp/unwanted"; then
   head -20 "$tmp/unwanted" >&2
   fail "the tarball carries $(wc -l <"$tmp/unwanted") files a user does not need (galaxy.yml build_ignore)"

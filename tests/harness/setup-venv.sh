@@ -154,7 +154,7 @@ if [ "$(cat "$VENV/.gpc-stamp" 2>/dev/null)" != "$(stamp_of)" ]; then
   log "installing collections from the ansible==$ANSIBLE_BUNDLE_VERSION bundle"
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  for version in "$ANSIBLE_BUNDLE_VERSION" "$MARIADB_BUNDLE_VERSION"; do
+  for version in $(printf '%s\n' "$ANSIBLE_BUNDLE_VERSION" "$MARIADB_BUNDLE_VERSION" | sort -u); do
     "$VENV/bin/pip" download -q --no-deps 2> >(grep -v "^WARNING: Location .file:" >&2) \
       --only-binary=:all: --python-version 3.12 -d "$tmp" "ansible==$version"
   done

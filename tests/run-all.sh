@@ -22,11 +22,15 @@ while [ $# -gt 0 ]; do
 done
 
 passed=() failed=()
+# Each stage's output also goes to a log, so that a failed stage's errors are printed again at the
+# end, where CI's tail of the output shows them.
+logs=$(mktemp -d)
 stage() {
   local name=$1 start=$SECONDS
   shift
   printf '\n===== %s: start %(%H:%M:%S)T =====\n' "$name" -1
-  if "$@"; then
+  "$@" 2>&1 | tee "$logs/$name.log"
+  if [ "${PIPESTATUS[0]}" -eq 0 ]; then
     passed+=("$name ($((SECONDS - start)) s)")
     printf '===== %s: PASSED in %d s =====\n' "$name" $((SECONDS - start))
   else
@@ -74,5 +78,13 @@ echo
 echo "===== summary (total $((SECONDS - total)) s) ====="
 for s in "${passed[@]}"; do echo "PASSED  $s"; done
 for s in "${failed[@]}"; do echo "FAILED  $s"; done
+for s in "${failed[@]}"; do
+  name=${s%% (*}
+  echo
+  echo "===== $name: its errors (grep) and its last 40 lines ====="
+  grep -n -E 'fatal:|FAILED!|ERROR|failed=[1-9]|unreachable=[1-9]|Traceback|AssertionError|^E  ' "$logs/$name.log" | tail -n 40
+  echo "-----"
+  tail -n 40 "$logs/$name.log"
+done
 echo "stages: ${#passed[@]} passed, ${#failed[@]} failed"
 [ ${#failed[@]} -eq 0 ]

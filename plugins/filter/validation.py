@@ -11,7 +11,11 @@ and validation_gpu_pods_waiting (a GPU pod per Kubernetes node), validation_ddp_
 validation_ddp_job_state and validation_ddp_job_result (the DDP smoke test as a PyTorchJob),
 validation_jobs (the GPU jobs, the GPU pods and the DDP smoke test judged),
 validation_document (the run's results with the node actions), validation_failed_actions (the
-drains, resumes, cordons and uncordons that failed) and validation_report (Markdown or HTML).
+drains, resumes, cordons and uncordons that failed), validation_report (Markdown or HTML), and what
+the tasks run: validation_host_plan (a host's part in the active checks), validation_checks_run (the
+checks that run), validation_kubernetes_view (Kubernetes' view and what the report says of it),
+validation_bench_round (a round of fabric benchmarks judged) and validation_cordon_patch (a node's
+cordon or uncordon patch).
 
 Documented in the .yml files of the same names beside this file; the logic lives in
 plugins/plugin_utils/_validation.py, _rules_validation.py and _validation_report.py."""
@@ -105,6 +109,18 @@ def _bench_recorded(texts: Mapping[str, str], paths: Mapping[str, str], hosts: S
     return [_bench(texts[check], check, hosts, hardware, settings, recorded=paths[check]) for check in sorted(texts)]
 
 
+def _bench_round(rounds: Mapping[str, Mapping[str, Any]], hardware: Mapping[str, Mapping[str, Any]],
+                 settings: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """One round of the fabric benchmarks judged: ``rounds`` maps each check to its task's registered
+    loop result (``results``: one run per pair); the runs with an output (not skipped, the command
+    found) are judged as _bench_runs does, check after check in the order given."""
+    out = []
+    for check, registered in rounds.items():
+        runs = [run for run in (registered or {}).get("results") or [] if "stdout" in run]
+        out.extend(_bench_runs(runs, check, hardware, settings))
+    return out
+
+
 def _fabric_remix(results: Sequence[Mapping[str, Any]]) -> Dict[str, List[List[str]]]:
     """Round two's pairs per check ({check: pairs}, only checks that have some) from round one's
     results measured here (recorded ones are not re-run)."""
@@ -156,13 +172,21 @@ def _job_nodes(hosts: Sequence[str], hostvars: Mapping[str, Any],
     return {"all": nodes, "gpu": gpu, "gpu_hosts": gpu_hosts, "pairs": v.pairs(nodes)}
 
 
+def _node_names(hostvars: Mapping[str, Any], hosts: Sequence[str]) -> Dict[str, str]:
+    """Each of ``hosts`` to its Kubernetes node name: its kubernetes_node_name, else its inventory name."""
+    return {host: str(hostvars.get(host, {}).get("kubernetes_node_name") or host) for host in hosts}
+
+
 def _kubernetes_nodes(text: str, hostvars: Mapping[str, Any], hosts: Sequence[str], mark: str) -> Dict[str, Any]:
     """Kubernetes' view of ``hosts`` (each under its kubernetes_node_name, else its inventory name)."""
-    names = {}
-    for host in hosts:
-        name = hostvars.get(host, {}).get("kubernetes_node_name") or host
-        names[host] = str(name)
-    return v.parse_kubectl_nodes(text, names, mark)
+    return v.parse_kubectl_nodes(text, _node_names(hostvars, hosts), mark)
+
+
+def _kubernetes_view(read: Mapping[str, Any], api: str, hostvars: Mapping[str, Any], hosts: Sequence[str],
+                     mark: str) -> Dict[str, Any]:
+    """Kubernetes' view of ``hosts`` and what the report says of it (kubernetes_view) from the
+    registered ``kubectl get nodes`` read on ``api``."""
+    return v.kubernetes_view(read, api, _node_names(hostvars, hosts), mark)
 
 
 def _dcgm_diag(host: str, run: Mapping[str, Any]) -> Dict[str, Any]:
@@ -357,4 +381,9 @@ class FilterModule:
             "validation_report": as_filter("validation_report", _report),
             "validation_checks_by_name": as_filter("validation_checks_by_name", _checks_by_name),
             "validation_failed_actions": as_filter("validation_failed_actions", v.failed_actions),
+            "validation_host_plan": as_filter("validation_host_plan", v.host_plan),
+            "validation_checks_run": as_filter("validation_checks_run", v.checks_run),
+            "validation_kubernetes_view": as_filter("validation_kubernetes_view", _kubernetes_view),
+            "validation_bench_round": as_filter("validation_bench_round", _bench_round),
+            "validation_cordon_patch": as_filter("validation_cordon_patch", v.cordon_patch),
         }

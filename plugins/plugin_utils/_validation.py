@@ -1230,6 +1230,75 @@ def summary_lines(doc: Mapping[str, Any]) -> List[str]:
 
 
 # ---------------------------------------------------------------------------
+# What the tasks run: this host's part, the checks that run, Kubernetes' view, the node patches
+# ---------------------------------------------------------------------------
+
+ACTIVE_PROGRAMS = ("gpucluster-gpu-jobs", "gpucluster-ib-pair")
+
+
+def host_plan(host: str, checks: Sequence[str], controller: str, compute: Sequence[str], ddp: bool,
+              perftest_path: str) -> Dict[str, Any]:
+    """What ``host`` installs for the active checks (``checks``: validation_checks; ``controller``:
+    the Slurm controller, '' without one; ``compute``: the Slurm compute group's hosts).
+
+    ``active``: it takes part (the controller drives the jobs, the compute nodes run them);
+    ``programs``: the active checks' programs it runs (gpucluster-gpu-jobs on the controller,
+    gpucluster-ib-pair on a compute node when ``perftest_path`` names ib_write_bw); ``ddp``: a
+    compute node with the DDP smoke test on; ``fabric_tools``: a compute node (perftest, nccl-tests).
+    """
+    active_checks = "active" in checks
+    computes = host in compute
+    active = active_checks and (host == controller or computes)
+    programs = []
+    if active and host == controller:
+        programs.append(ACTIVE_PROGRAMS[0])
+    if active and perftest_path and computes:
+        programs.append(ACTIVE_PROGRAMS[1])
+    return {"active": active, "programs": programs, "ddp": bool(active_checks and ddp and computes),
+            "fabric_tools": active_checks and computes}
+
+
+def checks_run(checks: Sequence[str], controller: str, kubernetes_api: str, controller_group: str,
+               control_plane_group: str) -> Dict[str, Any]:
+    """The checks this run runs (``run``) and those it names as not run, with why (``not_run``):
+    the active checks run as Slurm jobs and Kubernetes pods, so without a Slurm ``controller`` and
+    a Kubernetes control plane node (``kubernetes_api``), both '' when the inventory has none,
+    they do not run. The groups name where the inventory would hold them."""
+    if controller or kubernetes_api or "active" not in checks:
+        return {"run": list(checks), "not_run": {}}
+    why = ("no Slurm controller (group %s) and no Kubernetes control plane (group %s) in the inventory: "
+           "the active checks run as Slurm jobs and Kubernetes pods" % (controller_group, control_plane_group))
+    return {"run": [check for check in checks if check != "active"], "not_run": {"active": why}}
+
+
+def kubernetes_view(read: Mapping[str, Any], api: str, names: Mapping[str, str], mark: str) -> Dict[str, Any]:
+    """Kubernetes' view of the nodes from the registered ``kubectl get nodes --output=json`` run on
+    ``api`` (the control plane node, '' without Kubernetes, when the read was skipped).
+
+    ``nodes``: parse_kubectl_nodes of its output, empty when kubectl failed or did not run;
+    ``read``: what the report says of it: ``none`` without Kubernetes, else the node kubectl
+    ran on, with kubectl's error (200 characters at most) when it failed.
+    """
+    ok = read.get("rc", 1) == 0
+    nodes = parse_kubectl_nodes(read["stdout"], names, mark) if ok else {}
+    if not api:
+        said = "none"
+    elif ok:
+        said = api
+    else:
+        error = read["stderr"] if "stderr" in read else read.get("msg", "")
+        said = "%s (kubectl get nodes failed, nothing cordoned: %s)" % (api, str(error).strip()[:200])
+    return {"nodes": nodes, "read": said}
+
+
+def cordon_patch(mark: str, cordon: bool, reason: Optional[str] = None) -> str:
+    """The strategic merge patch (JSON) that cordons a node with ``mark`` set to ``reason``, or
+    uncordons it and removes ``mark`` (``cordon`` false: ``reason`` is not used)."""
+    return json.dumps({"spec": {"unschedulable": cordon},
+                       "metadata": {"annotations": {mark: reason if cordon else None}}})
+
+
+# ---------------------------------------------------------------------------
 # Rolling maintenance (playbooks/maintenance.yml)
 # ---------------------------------------------------------------------------
 

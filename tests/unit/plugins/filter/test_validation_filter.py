@@ -19,6 +19,8 @@ fabric_remix = FILTERS["validation_fabric_remix"]
 fabric_rounds = FILTERS["validation_fabric_rounds"]
 ib_pair_args = FILTERS["validation_ib_pair_args"]
 bench_runs = FILTERS["validation_bench_runs"]
+bench_round = FILTERS["validation_bench_round"]
+kubernetes_view = FILTERS["validation_kubernetes_view"]
 not_responding = FILTERS["validation_not_responding"]
 jobs = FILTERS["validation_jobs"]
 gpu_pod_plan = FILTERS["validation_gpu_pod_plan"]
@@ -105,6 +107,91 @@ def test_bench_runs_judge_ib_write_bw_against_the_slower_nodes_fastest_port():
         "fail", 52.52, 180.0, "0.90 x 200 Gb/s port rate (ibstat)", "52.52 Gb/s measured, >= 180 expected")
     # no ibstat known for either node: nothing to compare with
     assert bench_runs([run], "ib_write_bw", {}, settings)[0]["status"] == "warn"
+
+
+BENCH_SETTINGS = {"validation_nccl_inter_fraction": 0.9, "validation_ib_bw_fraction": 0.9}
+SRUN_REFUSED = "srun: error: Unable to allocate resources: Requested node configuration is not available"
+
+
+def bench_hardware():
+    return {"g1": {"gpu_count": 8, "ibstat": ibstat("h100-12x-roce-ethernet-cx7-400g-cx6dx-100g-all-active.txt")},
+            "g2": {"gpu_count": 8, "ibstat": ibstat("ibstatus-azure-a100-9x-hdr-200g.txt")}}
+
+
+def test_bench_round_judges_each_checks_runs_that_have_an_output():
+    """The registered loops of fabric.yml: a real nccl-tests run (AWS p5, two nodes) and a real
+    ib_write_bw client sweep; a run srun refused is judged, a run without an output (no srun on
+    the controller) and a skipped item are not."""
+    nccl = {"changed": False, "results": [
+        {"item": ["g1", "g2"], "rc": 0, "stderr": "",
+         "stdout": read_fixture("nccl-tests", "awsome-p5x2-allreduce-srun-label-table-only.txt")}]}
+    ib = {"changed": False, "results": [
+        {"item": ["g1", "g2"], "rc": 0, "stderr": "",
+         "stdout": read_fixture("perftest", "cns-ib-write-bw-roce-all-sizes-gbits-client.txt")},
+        {"item": ["g2", "g1"], "rc": 1, "stdout": "", "stderr": SRUN_REFUSED},
+        {"item": ["g3", "g4"], "rc": 2, "failed": True, "msg": "[Errno 2] No such file or directory: b'srun'"},
+        {"item": ["g5", "g6"], "skipped": True, "changed": False}]}
+    got = bench_round({"nccl_all_reduce": nccl, "ib_write_bw": ib}, bench_hardware(), BENCH_SETTINGS)
+    assert [(r["check"], r["hosts"], r["status"], r["measured"], r["message"]) for r in got] == [
+        ("nccl_all_reduce", ["g1", "g2"], "pass", 487.09, "487.09 GB/s measured, >= 22.5 expected"),
+        ("ib_write_bw", ["g1", "g2"], "fail", 52.52, "52.52 Gb/s measured, >= 180 expected"),
+        ("ib_write_bw", ["g2", "g1"], "fail", None, "exited 1: " + SRUN_REFUSED),
+    ]
+    # the same as judging each check's runs with an output on its own, in the order given
+    assert got == (bench_runs(nccl["results"], "nccl_all_reduce", bench_hardware(), BENCH_SETTINGS)
+                   + bench_runs(ib["results"][:2], "ib_write_bw", bench_hardware(), BENCH_SETTINGS))
+    reversed_order = bench_round({"ib_write_bw": ib, "nccl_all_reduce": nccl}, bench_hardware(), BENCH_SETTINGS)
+    assert [r["check"] for r in reversed_order] == ["ib_write_bw", "ib_write_bw", "nccl_all_reduce"]
+
+
+@pytest.mark.parametrize("rounds", [
+    # a loop over no pairs registers no results
+    {"nccl_all_reduce": {"changed": False, "skipped": True, "skipped_reason": "No items in the list", "results": []},
+     "ib_write_bw": {"changed": False, "skipped": True, "skipped_reason": "No items in the list", "results": []}},
+    {"nccl_all_reduce": {}, "ib_write_bw": None},
+    {},
+])
+def test_bench_round_without_runs(rounds):
+    assert bench_round(rounds, bench_hardware(), BENCH_SETTINGS) == []
+
+
+def test_bench_round_of_an_unknown_check_is_a_filter_error():
+    run = {"item": ["g1", "g2"], "rc": 0, "stdout": "x"}
+    with pytest.raises(AnsibleFilterError, match="^validation_bench: unknown check 'alltoall'"):
+        bench_round({"alltoall": {"results": [run]}}, {}, BENCH_SETTINGS)
+
+
+def test_kubernetes_view_names_the_nodes_as_the_hosts_say():
+    """kubernetes_node_name where a host has one (gpu01), else the inventory name; a host
+    Kubernetes does not know (head) is left out."""
+    read = {"changed": False, "rc": 0, "stdout": KUBE_NODES, "stderr": ""}
+    hostvars = {"gpu01": {"kubernetes_node_name": "gpu01.k8s.lan"}, "gpu02": {}, "gpu03": {}, "head": {}}
+    view = kubernetes_view(read, "cp1", hostvars, ["gpu01", "gpu02", "gpu03", "head"], KUBE_MARK)
+    assert view == {"read": "cp1", "nodes": {
+        "gpu01": {"node": "gpu01.k8s.lan", "unschedulable": False, "mark": None, "stale": False, "devices": {}},
+        "gpu02": {"node": "gpu02", "unschedulable": True, "mark": "gpucluster-validation: gpu_count", "stale": False,
+                  "devices": {}},
+        "gpu03": {"node": "gpu03", "unschedulable": True, "mark": None, "stale": False, "devices": {}}}}
+    assert view["nodes"] == FILTERS["validation_kubernetes_nodes"](KUBE_NODES, hostvars, ["gpu01", "gpu02", "gpu03", "head"],
+                                                                   KUBE_MARK)
+
+
+def test_kubernetes_view_bad_output_is_a_filter_error():
+    read = {"changed": False, "rc": 0, "stdout": "The connection to the server was refused", "stderr": ""}
+    with pytest.raises(AnsibleFilterError, match="^kubectl get nodes: the output is not JSON"):
+        kubernetes_view(read, "cp1", {}, ["cp1"], KUBE_MARK)
+
+
+def test_plan_filters_are_wired():
+    assert FILTERS["validation_host_plan"]("gpu01", ["active"], "head", ["gpu01"], False, "") == {
+        "active": True, "programs": [], "ddp": False, "fabric_tools": True}
+    assert FILTERS["validation_checks_run"](["passive"], "", "", "slurm_controller", "k8s_control_plane") == {
+        "run": ["passive"], "not_run": {}}
+    # keyword arguments, as the tasks pass them
+    assert FILTERS["validation_cordon_patch"]("m", cordon=True, reason="r") == (
+        '{"spec": {"unschedulable": true}, "metadata": {"annotations": {"m": "r"}}}')
+    assert FILTERS["validation_cordon_patch"]("m", cordon=False) == (
+        '{"spec": {"unschedulable": false}, "metadata": {"annotations": {"m": null}}}')
 
 
 def test_not_responding_is_wired():

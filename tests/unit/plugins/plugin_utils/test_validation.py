@@ -30,9 +30,11 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     POLICIES,
     SCHEMA,
     blame,
+    checks_run,
     compare_baseline,
     container_result,
     cordon_actions,
+    cordon_patch,
     dcgm_diag_result,
     ddp_result,
     document,
@@ -50,7 +52,9 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import
     gpu_pods_waiting,
     gpus_in_use,
     fastest_active_port,
+    host_plan,
     judge,
+    kubernetes_view,
     maintenance_errors,
     maintenance_to_drain,
     natural_key,
@@ -1690,3 +1694,117 @@ def test_ddp_job_result(created, text, logs, status, message):
 
 def test_ddp_job_result_without_nodes():
     assert ddp_job_result({"hosts": [], "why": "1 of the 2 nodes"}, {}, None, {}, DDP_SETTINGS) == []
+
+
+# ---------------------------------------------------------------------------
+# What the tasks run: host_plan, checks_run, kubernetes_view, cordon_patch
+# ---------------------------------------------------------------------------
+
+BOTH = ["passive", "active"]
+COMPUTE = ["gpu01", "gpu02", "cpu01"]
+IB_WRITE_BW = "/usr/bin/ib_write_bw"
+
+
+def host_part(active, programs, ddp, fabric_tools):
+    return {"active": active, "programs": programs, "ddp": ddp, "fabric_tools": fabric_tools}
+
+
+@pytest.mark.parametrize("host, checks, controller, compute, ddp, perftest, want", [
+    # the controller drives the GPU jobs; it is no compute node: no DDP, no fabric tools
+    ("head", BOTH, "head", COMPUTE, True, IB_WRITE_BW, host_part(True, ["gpucluster-gpu-jobs"], False, False)),
+    # a compute node runs ib_write_bw pairs and the DDP smoke test
+    ("gpu01", BOTH, "head", COMPUTE, True, IB_WRITE_BW, host_part(True, ["gpucluster-ib-pair"], True, True)),
+    # no perftest named: no ib pair program; DDP off
+    ("cpu01", BOTH, "head", COMPUTE, False, "", host_part(True, [], False, True)),
+    # a controller that computes too runs both programs
+    ("head", BOTH, "head", ["head"], True, IB_WRITE_BW,
+     host_part(True, ["gpucluster-gpu-jobs", "gpucluster-ib-pair"], True, True)),
+    # a host that is neither (a login node)
+    ("login", BOTH, "head", COMPUTE, True, IB_WRITE_BW, host_part(False, [], False, False)),
+    # no Slurm controller ('') and a host of no group
+    ("login", BOTH, "", [], True, IB_WRITE_BW, host_part(False, [], False, False)),
+    # the active checks are not asked for: nothing anywhere
+    ("head", ["passive"], "head", COMPUTE, True, IB_WRITE_BW, host_part(False, [], False, False)),
+    ("gpu01", ["passive"], "head", COMPUTE, True, IB_WRITE_BW, host_part(False, [], False, False)),
+    ("gpu01", [], "head", COMPUTE, True, IB_WRITE_BW, host_part(False, [], False, False)),
+])
+def test_host_plan(host, checks, controller, compute, ddp, perftest, want):
+    got = host_plan(host, checks, controller, compute, ddp, perftest)
+    assert got == want
+    # the tasks' when: conditions take them as they are: real booleans
+    assert all(isinstance(got[key], bool) for key in ("active", "ddp", "fabric_tools"))
+
+
+NO_ACTIVE = ("no Slurm controller (group slurm_controller) and no Kubernetes control plane (group k8s_control_plane) in the "
+             "inventory: the active checks run as Slurm jobs and Kubernetes pods")
+
+
+@pytest.mark.parametrize("checks, controller, api, want", [
+    (BOTH, "head", "", {"run": BOTH, "not_run": {}}),
+    (BOTH, "", "cp1", {"run": BOTH, "not_run": {}}),
+    (BOTH, "head", "cp1", {"run": BOTH, "not_run": {}}),
+    # neither: the active checks are named as not run, with why
+    (BOTH, "", "", {"run": ["passive"], "not_run": {"active": NO_ACTIVE}}),
+    (["active"], "", "", {"run": [], "not_run": {"active": NO_ACTIVE}}),
+    # not asked for: nothing to name
+    (["passive"], "", "", {"run": ["passive"], "not_run": {}}),
+    ([], "", "", {"run": [], "not_run": {}}),
+])
+def test_checks_run(checks, controller, api, want):
+    assert checks_run(checks, controller, api, "slurm_controller", "k8s_control_plane") == want
+
+
+def kubectl_read(rc, stdout="", stderr=""):
+    """A registered ansible.builtin.command result of kubectl (the keys the view reads and some)."""
+    return {"changed": False, "cmd": ["kubectl", "get", "nodes", "--output=json"], "rc": rc, "stdout": stdout,
+            "stderr": stderr, "failed": False}
+
+
+REFUSED = "The connection to the server 10.0.0.1:6443 was refused - did you specify the right host or port?"
+KDEV = kube_list(kube_node("kdev1"), kube_node("kdev2", True, {MARK: "gpucluster-validation: xid"}))
+KDEV_VIEW = {
+    "kdev1": {"node": "kdev1", "unschedulable": False, "mark": None, "stale": False, "devices": {}},
+    "kdev2": {"node": "kdev2", "unschedulable": True, "mark": "gpucluster-validation: xid", "stale": False, "devices": {}},
+}
+
+
+@pytest.mark.parametrize("read, api, want", [
+    # read on the control plane node: its view, and the node it was read on
+    (kubectl_read(0, KDEV), "cp1", {"nodes": KDEV_VIEW, "read": "cp1"}),
+    # no Kubernetes: the read was skipped
+    ({"changed": False, "skipped": True, "skip_reason": "Conditional result (False) was False", "false_condition": "x"}, "",
+     {"nodes": {}, "read": "none"}),
+    # kubectl failed: no view, the report says why (its error output, trimmed)
+    (kubectl_read(1, "", "  " + REFUSED + "\n"), "cp1",
+     {"nodes": {}, "read": "cp1 (kubectl get nodes failed, nothing cordoned: %s)" % REFUSED}),
+    # no kubectl on the node: the module's message (there is no error output)
+    ({"changed": False, "cmd": "kubectl get nodes --output=json", "failed": True, "rc": 2,
+      "msg": "[Errno 2] No such file or directory: b'kubectl'"}, "cp1",
+     {"nodes": {}, "read": "cp1 (kubectl get nodes failed, nothing cordoned: [Errno 2] No such file or directory: b'kubectl')"}),
+    # error output present but empty: it is what is said (no message)
+    (kubectl_read(1, "", ""), "cp1", {"nodes": {}, "read": "cp1 (kubectl get nodes failed, nothing cordoned: )"}),
+    # at most 200 characters of it
+    (kubectl_read(1, "", "x" * 250), "cp1", {"nodes": {}, "read": "cp1 (kubectl get nodes failed, nothing cordoned: %s)" % ("x" * 200)}),
+    # no return code at all (the task did not run): no view
+    ({"msg": "no rc"}, "cp1", {"nodes": {}, "read": "cp1 (kubectl get nodes failed, nothing cordoned: no rc)"}),
+])
+def test_kubernetes_view(read, api, want):
+    assert kubernetes_view(read, api, {"kdev1": "kdev1", "kdev2": "kdev2", "kdev3": "kdev3"}, MARK) == want
+
+
+def test_kubernetes_view_of_output_that_is_not_a_node_list():
+    with pytest.raises(RuleError, match="^kubectl get nodes: the output is not JSON"):
+        kubernetes_view(kubectl_read(0, "error: You must be logged in to the server (Unauthorized)"), "cp1", {}, MARK)
+
+
+@pytest.mark.parametrize("cordon, reason, want", [
+    (True, "gpucluster-validation: xid,gpu_count",
+     '{"spec": {"unschedulable": true}, "metadata": {"annotations": {"gpucluster.core/validation-cordon": '
+     '"gpucluster-validation: xid,gpu_count"}}}'),
+    (False, None, '{"spec": {"unschedulable": false}, "metadata": {"annotations": {"gpucluster.core/validation-cordon": null}}}'),
+    # an uncordon removes the mark whatever reason is given
+    (False, "gpucluster-validation: xid",
+     '{"spec": {"unschedulable": false}, "metadata": {"annotations": {"gpucluster.core/validation-cordon": null}}}'),
+])
+def test_cordon_patch(cordon, reason, want):
+    assert cordon_patch(MARK, cordon, reason) == want

@@ -1,8 +1,9 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The kubernetes role's filters: kubernetes_errors (its input rules), kubernetes_kubeadm_api and
-kubernetes_kubeadm_documents (kubeadm's configuration by version), kubernetes_join_parts (the join
-command's parts), kubernetes_not_ready (what the node list says is wrong) and
+kubernetes_kubeadm_documents (kubeadm's configuration by version), kubernetes_kubeadm_argv (kubeadm
+init's and join's command line), kubernetes_images (the images a node pulls), kubernetes_join_parts
+(the join command's parts), kubernetes_not_ready (what the node list says is wrong) and
 kubernetes_node_taints (each node's taint keys).
 
 Documented in the .yml files of the same names beside this file; the logic lives in
@@ -31,4 +32,6 @@ class FilterModule:
             "kubernetes_join_parts": as_filter("kubernetes_join_parts", k.join_parts),
             "kubernetes_not_ready": as_filter("kubernetes_not_ready", k.not_ready),
             "kubernetes_node_taints": as_filter("kubernetes_node_taints", k.node_taints),
+            "kubernetes_kubeadm_argv": as_filter("kubernetes_kubeadm_argv", k.kubeadm_argv),
+            "kubernetes_images": as_filter("kubernetes_images", k.images),
         }

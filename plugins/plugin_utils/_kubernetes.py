@@ -1,8 +1,8 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The kubernetes role's logic (controller side, pure, no Ansible imports): its input rules, the
-kubeadm configuration documents for each kubeadm config API version, the join command's parts and
-what a node list says about the cluster's nodes."""
+kubeadm configuration documents for each kubeadm config API version, kubeadm's command line, the
+images a node pulls, the join command's parts and what a node list says about the cluster's nodes."""
 
 from __future__ import annotations
 
@@ -327,6 +327,37 @@ def kubeadm_documents(values: Mapping[str, Any], mode: str, join: Optional[Mappi
         docs.append(doc)
     extra = values["kubernetes_kubeadm_config_extra"]
     return [deep_merge(doc, extra.get(doc["kind"], {})) for doc in docs]
+
+
+KUBEADM_COMMANDS = ("init", "join")
+# The control plane's images kubeadm pulls at the cluster's own version (etcd and CoreDNS come at
+# versions kubeadm picks), and the kube-proxy addon's, which every node runs unless it is skipped.
+CONTROL_PLANE_IMAGES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+KUBE_PROXY_PHASE = "addon/kube-proxy"
+
+
+def kubeadm_argv(command: str, config: str, ignore_errors: Sequence[str], skip_phases: Sequence[str] = ()) -> List[str]:
+    """``kubeadm init`` or ``kubeadm join`` with its configuration file ``config``, the init phases
+    to skip (``--skip-phases``, none when empty) and the preflight errors to ignore
+    (``--ignore-preflight-errors``, none when empty), each flag's values joined by commas."""
+    if command not in KUBEADM_COMMANDS:
+        raise RuleError("kubernetes_kubeadm_argv: command %r is not one of %s" % (command, ", ".join(KUBEADM_COMMANDS)))
+    argv = ["kubeadm", command, "--config", config]
+    if skip_phases:
+        argv.append("--skip-phases=" + ",".join(skip_phases))
+    if ignore_errors:
+        argv.append("--ignore-preflight-errors=" + ",".join(ignore_errors))
+    return argv
+
+
+def images(repository: str, version: str, control_plane: bool, skip_phases: Sequence[str], sandbox_image: str) -> List[str]:
+    """The images a node pulls at the cluster's ``version`` (without a leading v) from ``repository``:
+    the control plane's on a control plane node, kube-proxy unless its addon phase is skipped, and
+    the sandbox (pause) image."""
+    names = list(CONTROL_PLANE_IMAGES) if control_plane else []
+    if KUBE_PROXY_PHASE not in skip_phases:
+        names.append("kube-proxy")
+    return ["%s/%s:v%s" % (repository, name, version) for name in names] + [sandbox_image]
 
 
 _TOKEN_RE = re.compile(r"^[a-z0-9]{6}[.][a-z0-9]{16}$")

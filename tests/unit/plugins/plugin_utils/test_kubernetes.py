@@ -281,3 +281,54 @@ def test_nodes_not_ready_and_taints():
     assert k.node_taints(nodes) == {"cp1": ["node-role.kubernetes.io/control-plane"], "gpu01": []}
     with pytest.raises(RuleError):
         k.node_states(["not", "a", "list"])
+
+
+# kubeadm's command line and the images a node pulls
+
+INIT_CONFIG = "/etc/kubernetes/gpucluster-kubeadm.yaml"
+JOIN_CONFIG = "/etc/kubernetes/gpucluster-kubeadm-join.yaml"
+
+
+@pytest.mark.parametrize("command, config, ignore, skip, want", [
+    ("init", INIT_CONFIG, [], [], ["kubeadm", "init", "--config", INIT_CONFIG]),
+    ("init", INIT_CONFIG, [], ["addon/kube-proxy", "addon/coredns"],
+     ["kubeadm", "init", "--config", INIT_CONFIG, "--skip-phases=addon/kube-proxy,addon/coredns"]),
+    ("init", INIT_CONFIG, ["Swap", "SystemVerification"], [],
+     ["kubeadm", "init", "--config", INIT_CONFIG, "--ignore-preflight-errors=Swap,SystemVerification"]),
+    # the phases first, then the preflight errors
+    ("init", INIT_CONFIG, ["all"], ["addon/kube-proxy"],
+     ["kubeadm", "init", "--config", INIT_CONFIG, "--skip-phases=addon/kube-proxy", "--ignore-preflight-errors=all"]),
+    ("join", JOIN_CONFIG, [], [], ["kubeadm", "join", "--config", JOIN_CONFIG]),
+    ("join", JOIN_CONFIG, ["Swap"], [], ["kubeadm", "join", "--config", JOIN_CONFIG, "--ignore-preflight-errors=Swap"]),
+])
+def test_kubeadm_argv(command, config, ignore, skip, want):
+    assert k.kubeadm_argv(command, config, ignore, skip) == want
+
+
+def test_kubeadm_argv_skips_no_phase_unless_told():
+    assert k.kubeadm_argv("join", JOIN_CONFIG, ["Swap"]) == ["kubeadm", "join", "--config", JOIN_CONFIG,
+                                                             "--ignore-preflight-errors=Swap"]
+
+
+def test_kubeadm_argv_of_another_command():
+    with pytest.raises(RuleError, match=r"^kubernetes_kubeadm_argv: command 'reset' is not one of init, join$"):
+        k.kubeadm_argv("reset", INIT_CONFIG, [])
+
+
+PAUSE = "registry.k8s.io/pause:3.10"
+
+
+@pytest.mark.parametrize("repository, control_plane, skip, want", [
+    ("registry.k8s.io", True, [], ["registry.k8s.io/kube-apiserver:v1.33.5", "registry.k8s.io/kube-controller-manager:v1.33.5",
+                                   "registry.k8s.io/kube-scheduler:v1.33.5", "registry.k8s.io/kube-proxy:v1.33.5", PAUSE]),
+    ("registry.k8s.io", False, [], ["registry.k8s.io/kube-proxy:v1.33.5", PAUSE]),
+    # kube-proxy's addon skipped (the test bed's nodes): none of its image
+    ("gpc-test.local:5000/k8s", True, ["addon/kube-proxy", "addon/coredns"],
+     ["gpc-test.local:5000/k8s/kube-apiserver:v1.33.5", "gpc-test.local:5000/k8s/kube-controller-manager:v1.33.5",
+      "gpc-test.local:5000/k8s/kube-scheduler:v1.33.5", PAUSE]),
+    ("registry.k8s.io", False, ["addon/kube-proxy"], [PAUSE]),
+    # only addon/kube-proxy by that name leaves its image out (the whole addon phase skipped does not)
+    ("registry.k8s.io", False, ["addon"], ["registry.k8s.io/kube-proxy:v1.33.5", PAUSE]),
+])
+def test_images(repository, control_plane, skip, want):
+    assert k.images(repository, "1.33.5", control_plane, skip, PAUSE) == want

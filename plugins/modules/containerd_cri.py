@@ -25,30 +25,18 @@ description:
   - Fails, writing nothing, with every reason at once, when containerd is not installed, a file is not valid
     TOML, O(path) is a version 1 or 3 file, disables the CRI plugin, or has C(registry.mirrors) beside a
     C(registry.config_path) setting.
-  - Needs Python 3.11 or later (C(tomllib)) or the C(tomli) package on the host.
-  - The caller restarts containerd when the result is changed.
 author:
   - gpucluster.core developers (@gpucluster)
-requirements:
-  - Python 3.11 or later, or the tomli package
-attributes:
-  check_mode:
-    support: full
-    description: Reports what would change, writing nothing.
-  diff_mode:
-    support: full
-    description: Shows each file before and after.
 options:
-  path:
-    description: containerd's configuration file.
-    type: path
-    default: /etc/containerd/config.toml
   settings:
     description:
       - "The CRI plugin's settings, as nested tables (version 2 names), for example
         C({sandbox_image: registry.k8s.io/pause:3.10, containerd: {runtimes: {runc: {options: {SystemdCgroup: true}}}}})."
     type: dict
     required: true
+extends_documentation_fragment:
+  - gpucluster.core.containerd
+  - gpucluster.core.attributes.writes
 """
 
 EXAMPLES = r"""

@@ -28,26 +28,11 @@ description:
   - Fails, writing nothing, with every reason at once, when containerd is not installed, O(path) is not valid
     TOML, is a version 1 file with settings, disables the CRI plugin, or (block case) defines the runtime's
     table already.
-  - Needs Python 3.11 or later (C(tomllib)) or the C(tomli) package on the host (C(python3-tomli) on Ubuntu 22.04).
   - A new file gets mode C(0644) (a new folder C(0755)), owned by the user the module runs as; a changed
     O(path) keeps its mode and owner.
-  - The caller restarts containerd when the result is changed.
 author:
   - gpucluster.core developers (@gpucluster)
-requirements:
-  - Python 3.11 or later, or the tomli package
-attributes:
-  check_mode:
-    support: full
-    description: Reports what would change, writing nothing.
-  diff_mode:
-    support: full
-    description: Shows each file before and after.
 options:
-  path:
-    description: containerd's configuration file.
-    type: path
-    default: /etc/containerd/config.toml
   dropin:
     description:
       - The drop-in that holds the runtime. O(path) imports every C(*.toml) of its folder.
@@ -61,6 +46,9 @@ options:
     description: The runtime's executable (C(BinaryName)).
     type: path
     default: /usr/bin/nvidia-container-runtime
+extends_documentation_fragment:
+  - gpucluster.core.containerd
+  - gpucluster.core.attributes.writes
 """
 
 EXAMPLES = r"""

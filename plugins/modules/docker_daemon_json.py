@@ -23,13 +23,6 @@ description:
     (C(/etc/docker) before Docker is installed) is made with mode C(0755).
 author:
   - gpucluster.core developers (@gpucluster)
-attributes:
-  check_mode:
-    support: full
-    description: Reports what would change without writing.
-  diff_mode:
-    support: full
-    description: Shows the file before and after.
 options:
   path:
     description: The daemon.json file.
@@ -57,6 +50,8 @@ options:
     description: Keep a copy of the file before it is changed.
     type: bool
     default: false
+extends_documentation_fragment:
+  - gpucluster.core.attributes.writes
 """
 
 EXAMPLES = r"""

@@ -38,16 +38,8 @@ options:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.facts
-attributes:
-  check_mode:
-    support: full
-    details: Only reads.
-  diff_mode:
-    support: none
-  facts:
-    support: full
-  platform:
-    platforms: posix
+  - gpucluster.core.attributes.reads
+  - gpucluster.core.attributes.facts
 seealso:
   - module: gpucluster.core.nvidia_smi_facts
 """

@@ -56,14 +56,7 @@ options:
     default: 60
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Only reads.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - gpucluster.core.attributes.reads
 seealso:
   - module: gpucluster.core.nvidia_smi_facts
   - module: gpucluster.core.ibstat_facts

@@ -46,16 +46,11 @@ options:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.facts
+  - gpucluster.core.attributes.reads
+  - gpucluster.core.attributes.facts
 attributes:
   check_mode:
-    support: full
     details: Only reads; runs the same commands in check mode.
-  diff_mode:
-    support: none
-  facts:
-    support: full
-  platform:
-    platforms: posix
 notes:
   - The GPU O(topology) matrix rows are matched to GPUs by C(GPU<index>), where index is the
     position of the GPU in C(nvidia-smi -q -x), which is nvidia-smi's own index order.

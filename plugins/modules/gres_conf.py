@@ -207,17 +207,10 @@ from ansible_collections.gpucluster.core.plugins.module_utils._gres import (
     read_cpu_cores,
     read_mig_minors,
 )
+from ansible_collections.gpucluster.core.plugins.module_utils._sysfs import read_file
 
 _SYSFS_ROOT = "/sys"  # unit tests point these at fake trees
 _MIG_MINORS = "/proc/driver/nvidia-caps/mig-minors"
-
-
-def _read(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except (IOError, OSError):
-        return None
 
 
 def main():
@@ -279,7 +272,7 @@ def main():
             types=result["types"],
             lines=result["lines"],
         )
-    old = _read(dest)
+    old = read_file(dest)
     changed = old != content
     ret = dict(
         changed=changed,

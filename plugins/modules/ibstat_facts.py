@@ -132,10 +132,7 @@ ansible_facts:
           sample: "mlx5_0:1,mlx5_3:1"
 """
 
-import os
-
-from ansible.module_utils.basic import AnsibleModule
-
+from ansible_collections.gpucluster.core.plugins.module_utils._facts import facts_main, find_program
 from ansible_collections.gpucluster.core.plugins.module_utils._ibstat import (
     IbstatError,
     parse_ibstat,
@@ -151,10 +148,7 @@ def gather(module, sysfs_root):
     source = module.params["source"]
     path = module.params["ibstat_path"]
     if source != "sysfs":
-        if path:
-            found = path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-        else:
-            found = module.get_bin_path("ibstat", opt_dirs=["/usr/sbin", "/sbin"])
+        found = find_program(module, path, "ibstat", ["/usr/sbin", "/sbin"])
         if found:
             args = [found]
             rc, out, err = module.run_command(args, environ_update={"LC_ALL": "C"})
@@ -173,17 +167,11 @@ def gather(module, sysfs_root):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            ibstat_path=dict(type="path"),
-            source=dict(type="str", choices=["auto", "ibstat", "sysfs"], default="auto"),
-        ),
-        supports_check_mode=True,
+    argument_spec = dict(
+        ibstat_path=dict(type="path"),
+        source=dict(type="str", choices=["auto", "ibstat", "sysfs"], default="auto"),
     )
-    facts, error = gather(module, _SYSFS_ROOT)
-    if error:
-        module.fail_json(msg=error)
-    module.exit_json(changed=False, ansible_facts={"infiniband": facts})
+    facts_main(argument_spec, gather, "infiniband", _SYSFS_ROOT)
 
 
 if __name__ == "__main__":

@@ -132,6 +132,9 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import (
     hardware,
     verdict,
 )
+from ansible_collections.gpucluster.core.plugins.module_utils._sysfs import read_file
+
+_read = read_file  # unit tests replace it
 
 
 def _runner(module):
@@ -144,14 +147,6 @@ def _runner(module):
         rc, out, err = module.run_command([program] + list(argv[1:]), environ_update={"LC_ALL": "C"})
         return rc, out, err
     return run
-
-
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
 
 
 def main():

@@ -202,8 +202,7 @@ ansible_facts:
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule
-
+from ansible_collections.gpucluster.core.plugins.module_utils._facts import facts_main, find_program
 from ansible_collections.gpucluster.core.plugins.module_utils._nvidia_smi import (
     NvidiaSmiError,
     command_error,
@@ -239,13 +238,7 @@ def gather(module, sysfs_root):
     pci = scan_pci(sysfs_root)
     nouveau = os.path.isdir(os.path.join(sysfs_root, "module", "nouveau"))
 
-    path = params["nvidia_smi_path"]
-    if path:
-        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            path = None
-    else:
-        path = module.get_bin_path("nvidia-smi", opt_dirs=_EXTRA_DIRS)
-
+    path = find_program(module, params["nvidia_smi_path"], "nvidia-smi", _EXTRA_DIRS)
     if not path:
         if params["fail_on_missing"]:
             where = params["nvidia_smi_path"] or "PATH"
@@ -278,18 +271,12 @@ def gather(module, sysfs_root):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            nvidia_smi_path=dict(type="path"),
-            topology=dict(type="bool", default=False),
-            fail_on_missing=dict(type="bool", default=False),
-        ),
-        supports_check_mode=True,
+    argument_spec = dict(
+        nvidia_smi_path=dict(type="path"),
+        topology=dict(type="bool", default=False),
+        fail_on_missing=dict(type="bool", default=False),
     )
-    facts, error = gather(module, _SYSFS_ROOT)
-    if error:
-        module.fail_json(msg=error)
-    module.exit_json(changed=False, ansible_facts={"nvidia": facts})
+    facts_main(argument_spec, gather, "nvidia", _SYSFS_ROOT)
 
 
 if __name__ == "__main__":

@@ -73,16 +73,10 @@ import glob
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.gpucluster.core.plugins.module_utils._textfile import TextFileError, read_text, write_text
-from ansible_collections.gpucluster.core.plugins.module_utils._containerd_toml import (
-    ContainerdTomlError,
-    containerd_version,
-    require_toml,
-    split_block,
-    _loads,
-)
+from ansible_collections.gpucluster.core.plugins.module_utils._textfile import TextFileError, apply_files, read_text
+from ansible_collections.gpucluster.core.plugins.module_utils._containerd_host import installed_version
+from ansible_collections.gpucluster.core.plugins.module_utils._containerd_toml import ContainerdTomlError, require_toml, split_block, _loads
 from ansible_collections.gpucluster.core.plugins.module_utils._containerd_cri import ContainerdCriError, plan
 
 
@@ -115,13 +109,7 @@ def main():
         supports_check_mode=True,
     )
     path = module.params["path"]
-    containerd = module.get_bin_path("containerd")
-    if containerd is None:
-        module.fail_json(msg="containerd is not installed: no containerd command on this host")
-    rc, out, err = module.run_command([containerd, "--version"])
-    if rc != 0:
-        module.fail_json(msg="%s --version failed (rc %d): %s" % (containerd, rc, (err or out).strip()))
-    version, major = containerd_version(out)
+    version, major = installed_version(module)
     try:
         require_toml()
         before = read_text(path)
@@ -130,22 +118,8 @@ def main():
     except (ContainerdTomlError, ContainerdCriError, TextFileError) as exc:
         module.fail_json(msg=str(exc), containerd_version=version or "")
     files = [(path, before, wanted["config"])] + [(name, dropins[name], text) for name, text in wanted["dropins"].items()]
-    changed_files = [(name, old, new) for name, old, new in files if old != new]
-    result = dict(changed=bool(changed_files), changes=wanted["changes"], containerd_version=version or "")
-    if module._diff and changed_files:  # pylint: disable=protected-access
-        result["diff"] = [dict(before_header=name, after_header=name, before=old or "", after=new)
-                          for name, old, new in changed_files]
-    if not module.check_mode:
-        written = []
-        for name, old, new in changed_files:
-            try:
-                if write_text(module, name, new):
-                    module.set_mode_if_different(name, "0644", False)
-            except (IOError, OSError) as exc:
-                # Changed only when a file was written before this one failed.
-                result["changed"] = bool(written)
-                module.fail_json(msg="%s cannot be written: %s" % (name, to_native(exc)), **result)
-            written.append(name)
+    result = dict(changes=wanted["changes"], containerd_version=version or "")
+    apply_files(module, files, result)
     module.exit_json(**result)
 
 

@@ -92,18 +92,11 @@ containerd_found:
   sample: true
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.gpucluster.core.plugins.module_utils._textfile import TextFileError, read_text, write_text
-from ansible_collections.gpucluster.core.plugins.module_utils._containerd_toml import (
-    ContainerdTomlError,
-    containerd_version,
-    plan,
-    require_toml,
-)
+from ansible_collections.gpucluster.core.plugins.module_utils._textfile import TextFileError, apply_files, read_text
+from ansible_collections.gpucluster.core.plugins.module_utils._containerd_host import installed_version
+from ansible_collections.gpucluster.core.plugins.module_utils._containerd_toml import ContainerdTomlError, plan, require_toml
 
 
 def main():
@@ -118,14 +111,7 @@ def main():
     )
     path = module.params["path"]
     dropin = module.params["dropin"]
-    containerd = module.get_bin_path("containerd")
-    if containerd is None:
-        module.fail_json(msg="containerd is not installed: no containerd command on this host", containerd_found=False)
-    rc, out, err = module.run_command([containerd, "--version"])
-    if rc != 0:
-        module.fail_json(msg="%s --version failed (rc %d): %s" % (containerd, rc, (err or out).strip()),
-                         containerd_found=True)
-    version, major = containerd_version(out)
+    version, major = installed_version(module, report_found=True)
     try:
         require_toml()
         config_before = read_text(path)
@@ -135,32 +121,14 @@ def main():
     except (ContainerdTomlError, TextFileError) as exc:
         module.fail_json(msg=str(exc), containerd_found=True, containerd_version=version or "")
     files = [(path, config_before, wanted["config"]), (dropin, dropin_before, wanted["dropin"])]
-    changed_files = [(name, before, after) for name, before, after in files if before != after]
     result = dict(
-        changed=bool(changed_files),
         mode=wanted["mode"],
         changes=wanted["changes"],
         systemd_cgroup=wanted["systemd_cgroup"],
         containerd_version=version or "",
         containerd_found=True,
     )
-    if module._diff and changed_files:  # pylint: disable=protected-access
-        result["diff"] = [dict(before_header=name, after_header=name, before=before or "", after=after or "")
-                          for name, before, after in changed_files]
-    if not module.check_mode:
-        written = []
-        for name, before, after in changed_files:
-            try:
-                if after is None:
-                    os.remove(name)
-                elif write_text(module, name, after):
-                    module.set_mode_if_different(name, "0644", False)
-            except (IOError, OSError) as exc:
-                action = "removed" if after is None else "written"
-                # Changed only when a file was written (or removed) before this one failed.
-                result["changed"] = bool(written)
-                module.fail_json(msg="%s cannot be %s: %s" % (name, action, to_native(exc)), **result)
-            written.append(name)
+    apply_files(module, files, result)
     module.exit_json(**result)
 
 

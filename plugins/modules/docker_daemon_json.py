@@ -139,10 +139,6 @@ def main():
         if not module.check_mode:
             if module.params["backup"] and os.path.exists(path):
                 result["backup_file"] = module.backup_local(path)
-            folder = os.path.dirname(path)
-            if folder and not os.path.isdir(folder):
-                os.makedirs(folder)
-                os.chmod(folder, 0o755)
             write_text(module, path, after)
             module.set_mode_if_different(path, "0644", False)
     module.exit_json(**result)

@@ -6,14 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpucluster.core.plugins.module_utils._daemon_json import (
-    DaemonJsonError,
-    changed_keys,
-    merge,
-    parse,
-    reload_suffices,
-    render,
-)
+from ansible_collections.gpucluster.core.plugins.module_utils._daemon_json import DaemonJsonError, changed_keys, merge, parse, reload_suffices, render
 
 RUNTIME = {"path": "nvidia-container-runtime", "args": []}
 NVIDIA = {"nvidia": RUNTIME}

@@ -7,16 +7,10 @@ from __future__ import annotations
 
 import tomllib
 
+from ansible_collections.gpucluster.core.plugins.module_utils import _textfile
 from ansible_collections.gpucluster.core.plugins.modules import containerd_cri
-from ansible_collections.gpucluster.core.tests.unit.plugins.module_utils.containerd_configs import (
-    DEBIAN_12_PACKAGE,
-    DOCKER_CONTAINERD_IO,
-)
-from ansible_collections.gpucluster.core.tests.unit.plugins.modules.module_helpers import (
-    RunCommandStub,
-    fail_module,
-    run_module,
-)
+from ansible_collections.gpucluster.core.tests.unit.plugins.module_utils.containerd_configs import DEBIAN_12_PACKAGE, DOCKER_CONTAINERD_IO
+from ansible_collections.gpucluster.core.tests.unit.plugins.modules.module_helpers import RunCommandStub, fail_module, run_module
 
 BINS = {"containerd": "/usr/bin/containerd"}
 V16 = (0, "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3\n", "")
@@ -79,6 +73,7 @@ def test_no_containerd(tmp_path):
     result = fail_module(containerd_cri.main, dict(path=str(tmp_path / "c.toml"), settings=SETTINGS), RunCommandStub(),
                          {"containerd": None})
     assert result["msg"] == "containerd is not installed: no containerd command on this host"
+    assert "containerd_found" not in result
 
 
 def test_a_failed_write_is_not_changed(tmp_path, monkeypatch):
@@ -87,7 +82,7 @@ def test_a_failed_write_is_not_changed(tmp_path, monkeypatch):
     def full_disk(module, path, text):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(containerd_cri, "write_text", full_disk)
+    monkeypatch.setattr(_textfile, "write_text", full_disk)
     result = fail_module(containerd_cri.main, dict(path=str(config), settings=SETTINGS), RunCommandStub(V16), BINS)
     assert result["msg"] == "%s cannot be written: [Errno 28] No space left on device" % config
     assert result["changed"] is False

@@ -11,18 +11,14 @@ import pytest
 
 from ansible.module_utils import basic
 
-from ansible_collections.gpucluster.core.plugins.module_utils import _containerd_toml
+from ansible_collections.gpucluster.core.plugins.module_utils import _containerd_toml, _textfile
 from ansible_collections.gpucluster.core.plugins.modules import containerd_nvidia_runtime
 from ansible_collections.gpucluster.core.tests.unit.plugins.module_utils.containerd_configs import (
     CONTAINERD_17_SYSTEMD,
     DEBIAN_12_PACKAGE,
     DOCKER_CONTAINERD_IO,
 )
-from ansible_collections.gpucluster.core.tests.unit.plugins.modules.module_helpers import (
-    RunCommandStub,
-    fail_module,
-    run_module,
-)
+from ansible_collections.gpucluster.core.tests.unit.plugins.modules.module_helpers import RunCommandStub, fail_module, run_module
 
 BINS = {"containerd": "/usr/bin/containerd"}
 V16 = (0, "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3\n", "")
@@ -132,6 +128,7 @@ def test_containerd_version_fails(tmp_path):
     result = fail_module(containerd_nvidia_runtime.main, args(tmp_path),
                          RunCommandStub((1, "", "containerd: error while loading shared libraries\n")), BINS)
     assert result["msg"] == "/usr/bin/containerd --version failed (rc 1): containerd: error while loading shared libraries"
+    assert result["containerd_found"] is True
 
 
 def test_no_toml_library(tmp_path, monkeypatch):
@@ -156,7 +153,7 @@ def test_unreadable_config(tmp_path, content, message):
 @pytest.mark.parametrize("fail_at, changed", [(1, False), (2, True)], ids=["first-file", "second-file"])
 def test_a_failed_write_is_changed_only_after_a_written_file(tmp_path, monkeypatch, fail_at, changed):
     config, dropin = paths(tmp_path)
-    real_write = containerd_nvidia_runtime.write_text
+    real_write = _textfile.write_text
     calls = []
 
     def write_until_full(module, path, text):
@@ -165,7 +162,7 @@ def test_a_failed_write_is_changed_only_after_a_written_file(tmp_path, monkeypat
             raise OSError(28, "No space left on device")
         return real_write(module, path, text)
 
-    monkeypatch.setattr(containerd_nvidia_runtime, "write_text", write_until_full)
+    monkeypatch.setattr(_textfile, "write_text", write_until_full)
     result = fail_module(containerd_nvidia_runtime.main, args(tmp_path), RunCommandStub(V20), BINS)
     assert result["msg"] == "%s cannot be written: [Errno 28] No space left on device" % calls[-1]
     assert result["changed"] is changed

@@ -39,6 +39,8 @@ import math
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.gpucluster.core.plugins.module_utils._tool_output import line_error, reported
+
 # Launcher prefixes: mpirun --tag-output "[1,0]<stdout>:", srun -l "0: " / " 12: ".
 _PREFIX_RE = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\s*\d+: )")
 _DEVICE_RE = re.compile(
@@ -84,8 +86,8 @@ class NcclTestsError(Exception):
 
 
 def _fail(number, line, why):
-    # type: (int, str, str) -> NcclTestsError
-    return NcclTestsError("line %d: %s: %r" % (number, why, line.strip()))
+    # type: (int, str, str) -> Exception
+    return line_error(NcclTestsError, number, line, why)
 
 
 def _nccl_code(code):
@@ -275,11 +277,6 @@ def _is_row(tokens):
     return bool(tokens) and tokens[0].isdigit() and (len(tokens) == 1 or tokens[1].isdigit())
 
 
-def _context(failures):
-    # type: (List[str]) -> str
-    return "; it reports: %s" % " | ".join(failures) if failures else ""
-
-
 def parse_nccl_tests(text):
     # type: (Optional[str]) -> Dict[str, Any]
     """Parse the stdout (or stdout+stderr) of one nccl-tests run; see the module docstring."""
@@ -359,7 +356,7 @@ def parse_nccl_tests(text):
             failures.append(stripped)
 
     if header is None:
-        raise NcclTestsError("nccl-tests output has no results header ('#  size  count  type ...')" + _context(failures))
+        raise NcclTestsError("nccl-tests output has no results header ('#  size  count  type ...')" + reported(failures))
     if not units_done:
         raise NcclTestsError(
             "expected the units line ('#  (B)  (elements) ...') after the header at line %d, got the end of the output"
@@ -367,7 +364,7 @@ def parse_nccl_tests(text):
         )
     if not rows:
         raise NcclTestsError(
-            "nccl-tests output has a results header (line %d) but no data rows" % header.number + _context(failures)
+            "nccl-tests output has a results header (line %d) but no data rows" % header.number + reported(failures)
         )
     result["columns"] = list(header.names)
     result["units"] = {"size": "B", "count": "elements", "time": header.time_unit, "bw": header.bw_unit}

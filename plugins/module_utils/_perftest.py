@@ -45,6 +45,7 @@ from typing import Any, Dict, List, Optional
 from ansible_collections.gpucluster.core.plugins.module_utils._numbers import (
     leading_number as _num,  # '4096[B]' -> 4096
 )
+from ansible_collections.gpucluster.core.plugins.module_utils._tool_output import line_error, reported
 
 _TITLE_RE = re.compile(r"^\s*(\S(?:.*\S)?)\s+(BW|Latency|Bandwidth) Test\s*$")
 _PAIR_RE = re.compile(r"([A-Za-z][\w .*/-]*?)\s*:\s+(\S+)")
@@ -80,8 +81,8 @@ def _key(name):
 
 
 def _fail(number, line, why):
-    # type: (int, str, str) -> PerftestError
-    return PerftestError("line %d: %s: %r" % (number, why, line.strip()))
+    # type: (int, str, str) -> Exception
+    return line_error(PerftestError, number, line, why)
 
 
 def _header_names(number, line):
@@ -168,11 +169,6 @@ def _row(header, number, line):
     return row
 
 
-def _context(failures):
-    # type: (List[str]) -> str
-    return "; it reports: %s" % " | ".join(failures) if failures else ""
-
-
 def parse_perftest(text):
     # type: (Optional[str]) -> Dict[str, Any]
     """Parse the stdout of one perftest run (ib_{write,read,send}_{bw,lat}); see the module docstring."""
@@ -242,10 +238,10 @@ def parse_perftest(text):
 
     if header is None:
         raise PerftestError("perftest output has no results header ('#bytes  #iterations ...')"
-                            + _context(result["failures"]))
+                            + reported(result["failures"]))
     if not rows:
         raise PerftestError("perftest output has a results header (line %d) but no data rows" % header.number
-                            + _context(result["failures"]))
+                            + reported(result["failures"]))
     if title_kind is not None and title_kind != header.kind:
         raise PerftestError("the results header (line %d) is for a %s test, the title says %r"
                             % (header.number, header.kind, result["test"]))

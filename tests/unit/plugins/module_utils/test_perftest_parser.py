@@ -157,6 +157,7 @@ HEADER = "#bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgR
 @pytest.mark.parametrize(
     "text, message",
     [
+        (None, "perftest output is empty"),
         ("", "perftest output is empty"),
         ("\n \n", "perftest output is empty"),
         (_lines(SERVER, 0, 21), "perftest output has no results header ('#bytes  #iterations ...')"),
@@ -218,9 +219,3 @@ def test_errors(text, message):
     with pytest.raises(PerftestError) as exc:
         parse_perftest(text)
     assert str(exc.value) == message
-
-
-def test_none_is_empty():
-    with pytest.raises(PerftestError) as exc:
-        parse_perftest(None)
-    assert str(exc.value) == "perftest output is empty"

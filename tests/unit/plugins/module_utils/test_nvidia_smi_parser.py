@@ -167,15 +167,6 @@ def test_no_doctype_old_schema():
     assert gpu["power_limit_w"] == 130.0
 
 
-def test_truncated_xml_reports_line_and_column():
-    text = read_fixture(XML, "tesla-t4-driver515-v11.xml")
-    lines = text.splitlines(True)
-    truncated = "".join(lines[:50])
-    with pytest.raises(NvidiaSmiError) as exc:
-        parse_xml(truncated)
-    assert str(exc.value) == "nvidia-smi -q -x returned malformed XML: no element found at line 51, column 0"
-
-
 def test_garbage_before_xml_keeps_line_numbers():
     text = read_fixture(XML, "tesla-t4-driver515-v11.xml")
     lines = text.splitlines(True)
@@ -184,42 +175,6 @@ def test_garbage_before_xml_keeps_line_numbers():
         parse_xml(broken)
     assert "malformed XML" in str(exc.value)
     assert "at line 12," in str(exc.value)
-
-
-@pytest.mark.parametrize(
-    "output, message",
-    [
-        ("", "nvidia-smi -q -x returned no output"),
-        (
-            "Failed to initialize NVML: Driver/library version mismatch\n",
-            "nvidia-smi -q -x did not return XML; its output starts with: "
-            "Failed to initialize NVML: Driver/library version mismatch",
-        ),
-        (
-            "No devices were found\n",
-            "nvidia-smi -q -x did not return XML; its output starts with: No devices were found",
-        ),
-        (
-            '<?xml version="1.0" ?>\n<other/>\n',
-            "nvidia-smi -q -x returned XML whose root element is <other>, not <nvidia_smi_log>",
-        ),
-    ],
-)
-def test_not_xml(output, message):
-    with pytest.raises(NvidiaSmiError) as exc:
-        parse_xml(output)
-    assert str(exc.value) == message
-
-
-def test_entities_are_refused():
-    text = read_fixture(XML, "tesla-t4-driver515-v11.xml")
-    head, rest = text.split("<nvidia_smi_log>", 1)
-    hostile = head.replace(
-        '"nvsmi_device_v11.dtd">', '"nvsmi_device_v11.dtd" [<!ENTITY a "aaaaaaaaaa">]>'
-    ) + "<nvidia_smi_log>" + rest
-    with pytest.raises(NvidiaSmiError) as exc:
-        parse_xml(hostile)
-    assert str(exc.value) == "nvidia-smi -q -x output declares XML entities; refusing to parse it"
 
 
 def test_command_error_message():
@@ -289,28 +244,6 @@ def test_merge_topology_by_index():
 
 
 @pytest.mark.parametrize(
-    "output, message",
-    [
-        ("", "nvidia-smi topo -m returned no output"),
-        ("No devices were found\n", "nvidia-smi topo -m output has no matrix header (a line naming GPU0...)"),
-    ],
-)
-def test_topo_errors(output, message):
-    with pytest.raises(NvidiaSmiError) as exc:
-        parse_topology(output)
-    assert str(exc.value) == message
-
-
-def test_topo_truncated_row_fails():
-    text = read_fixture(TOPO, "h100-8gpu-nv18-ht-cpu-affinity-spaces-expanded.txt")
-    lines = text.splitlines()
-    lines[3] = lines[3][:20]  # cut the GPU2 row after two cells
-    with pytest.raises(NvidiaSmiError) as exc:
-        parse_topology("\n".join(lines))
-    assert str(exc.value) == "nvidia-smi topo -m: row GPU2 has 2 link cells, the header names 8 devices"
-
-
-@pytest.mark.parametrize(
     "value, expected",
     [
         ("0-3,8", [0, 1, 2, 3, 8]),
@@ -322,13 +255,6 @@ def test_topo_truncated_row_fails():
 )
 def test_parse_cpu_list(value, expected):
     assert parse_cpu_list(value) == expected
-
-
-@pytest.mark.parametrize("value", ["0-x", "3-1", "a"])
-def test_parse_cpu_list_bad(value):
-    with pytest.raises(NvidiaSmiError) as exc:
-        parse_cpu_list(value)
-    assert str(exc.value) == "cannot read CPU list %r" % value
 
 
 # ----------------------------------------------------------------------------- sysfs
@@ -415,19 +341,44 @@ def test_list_two_gpus_with_mig_devices():
     assert gpus[1]["mig"] == []
 
 
-@pytest.mark.parametrize("output, message", [
-    ("", "nvidia-smi -L: no GPU listed"),
-    ("No devices were found\n", "nvidia-smi -L: line 1 is not a GPU or MIG device line: 'No devices were found'"),
-    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+T4_XML = read_fixture(XML, "tesla-t4-driver515-v11.xml")
+H100_TOPO_LINES = read_fixture(TOPO, "h100-8gpu-nv18-ht-cpu-affinity-spaces-expanded.txt").splitlines()
+
+
+@pytest.mark.parametrize("parse, output, message", [
+    (parse_xml, "", "nvidia-smi -q -x returned no output"),
+    (parse_xml, "Failed to initialize NVML: Driver/library version mismatch\n",
+     "nvidia-smi -q -x did not return XML; its output starts with: Failed to initialize NVML: Driver/library version mismatch"),
+    (parse_xml, "No devices were found\n",
+     "nvidia-smi -q -x did not return XML; its output starts with: No devices were found"),
+    (parse_xml, '<?xml version="1.0" ?>\n<other/>\n',
+     "nvidia-smi -q -x returned XML whose root element is <other>, not <nvidia_smi_log>"),
+    (parse_xml, "".join(T4_XML.splitlines(True)[:50]),
+     "nvidia-smi -q -x returned malformed XML: no element found at line 51, column 0"),
+    (parse_xml, T4_XML.replace('"nvsmi_device_v11.dtd">', '"nvsmi_device_v11.dtd" [<!ENTITY a "aaaaaaaaaa">]>', 1),
+     "nvidia-smi -q -x output declares XML entities; refusing to parse it"),
+    (parse_topology, "", "nvidia-smi topo -m returned no output"),
+    (parse_topology, "No devices were found\n", "nvidia-smi topo -m output has no matrix header (a line naming GPU0...)"),
+    # The GPU2 row cut after two cells.
+    (parse_topology, "\n".join(H100_TOPO_LINES[:3] + [H100_TOPO_LINES[3][:20]] + H100_TOPO_LINES[4:]),
+     "nvidia-smi topo -m: row GPU2 has 2 link cells, the header names 8 devices"),
+    (parse_cpu_list, "0-x", "cannot read CPU list '0-x'"),
+    (parse_cpu_list, "3-1", "cannot read CPU list '3-1'"),
+    (parse_cpu_list, "a", "cannot read CPU list 'a'"),
+    (parse_list, "", "nvidia-smi -L: no GPU listed"),
+    (parse_list, "No devices were found\n", "nvidia-smi -L: line 1 is not a GPU or MIG device line: 'No devices were found'"),
+    (parse_list, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
      "NVIDIA driver is installed and running.\n",
      "nvidia-smi -L: line 1 is not a GPU or MIG device line: \"NVIDIA-SMI has failed because it couldn't communicate "
      "with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\""),
-    (MIG_LINES, "nvidia-smi -L: line 1 is not a GPU or MIG device line: "
-                "'MIG 1g.18gb     Device  0: (UUID: MIG-ffda444c-c706-57c6-98c9-67c441a0b109)'"),
-    (H200_LIST + "GPU 1: NVIDIA H200 (UUID: 0d427690)\n",
+    (parse_list, MIG_LINES, "nvidia-smi -L: line 1 is not a GPU or MIG device line: "
+                            "'MIG 1g.18gb     Device  0: (UUID: MIG-ffda444c-c706-57c6-98c9-67c441a0b109)'"),
+    (parse_list, H200_LIST + "GPU 1: NVIDIA H200 (UUID: 0d427690)\n",
      "nvidia-smi -L: line 2 is not a GPU or MIG device line: 'GPU 1: NVIDIA H200 (UUID: 0d427690)'"),
-], ids=["empty", "no-devices", "no-driver", "mig-without-gpu", "uuid-without-prefix"])
-def test_list_errors(output, message):
+], ids=["xml-empty", "xml-nvml-mismatch", "xml-no-devices", "xml-other-root", "xml-truncated", "xml-entities",
+        "topo-empty", "topo-no-devices", "topo-cut-row", "cpu-list-letter", "cpu-list-backwards", "cpu-list-word",
+        "list-empty", "list-no-devices", "list-no-driver", "list-mig-without-gpu", "list-uuid-without-prefix"])
+def test_errors(parse, output, message):
     with pytest.raises(NvidiaSmiError) as exc:
-        parse_list(output)
+        parse(output)
     assert str(exc.value) == message

@@ -113,12 +113,6 @@ def test_type_map_and_untyped():
     untyped = build_gres(facts, type_style="none")
     assert untyped["gres"] == "gpu:1"
     assert untyped["lines"] == ["Name=gpu File=/dev/nvidia0"]
-    with pytest.raises(GresError) as exc:
-        build_gres(facts, type_map={"Tesla T4": "t 4"})
-    assert str(exc.value) == (
-        "invalid GRES type 't 4' for GPU 0 (Tesla T4): a type may not be empty or contain blanks, "
-        "',', ':', '=' or parentheses"
-    )
 
 
 @pytest.mark.parametrize("type_map, message", [
@@ -136,34 +130,37 @@ def test_type_map_refuses_a_gpu_it_does_not_name(type_map, message):
         assert str(exc.value) == message
 
 
-def test_expected_gpu_count():
+def _same_minor(facts, gpu, as_gpu):
+    """The facts with GPU gpu given GPU as_gpu's minor number, as if two entries named the same GPU."""
+    facts["gpus"][gpu]["minor_number"] = facts["gpus"][as_gpu]["minor_number"]
+    return facts
+
+
+V100S_TOPO = facts_of("8x-tesla-v100s-pcie-32gb-driver460-v11.xml", "h100-8gpu-nv18-ht-cpu-affinity-spaces-expanded.txt")
+
+
+@pytest.mark.parametrize("facts, options, message", [
+    (facts_of("tesla-t4-driver515-v11.xml"), {"type_map": {"Tesla T4": "t 4"}},
+     "invalid GRES type 't 4' for GPU 0 (Tesla T4): a type may not be empty or contain blanks, ',', ':', '=' or parentheses"),
+    (facts_of("a10g-aws-driver515-v11.xml"), {"expected_gpus": 8}, "expected 8 GPUs, the nvidia facts list 1"),
+    (_same_minor(facts_of("8x-tesla-v100s-pcie-32gb-driver460-v11.xml"), 3, 0), {},
+     "duplicate device /dev/nvidia0: GPU 0 and GPU 3"),
+    (facts_of("rtx3080-windows-wddm-driver536-v12.xml"), {},
+     "GPU 0 (NVIDIA GeForce RTX 3080) has no minor number, so no /dev/nvidia<minor> device file"),
+    (facts_of("a100-sxm4-80gb-mig-driver535-v12.xml"), {},
+     "GPU 0 MIG device 0 (GPU instance 3) has no profile name in the nvidia-smi output, so its GRES type "
+     "cannot be derived; use autodetect=nvml for MIG GPUs"),
+    (facts_of("tesla-t4-driver515-v11.xml"), {"extra_lines": ["a=1\nb=2"]},
+     "extra line 'a=1\\nb=2' spans several lines; give one list item per line"),
+    (V100S_TOPO, {"node_cores": 104}, "GPU 0 Cores=104-155 lie outside the node's 104 cores (0-103)"),
+    (facts_of("tesla-t4-driver515-v11.xml"), {"links": True},
+     "links=true needs the NVLink matrix: gather the facts with nvidia_smi_facts topology=true"),
+], ids=["type-with-blank", "expected-gpus", "duplicate-device", "windows-no-device-file", "mig-without-profiles",
+        "extra-line-spans-lines", "cores-outside-node", "links-without-topology"])
+def test_errors(facts, options, message):
     with pytest.raises(GresError) as exc:
-        build_gres(facts_of("a10g-aws-driver515-v11.xml"), expected_gpus=8)
-    assert str(exc.value) == "expected 8 GPUs, the nvidia facts list 1"
-
-
-def test_duplicate_device():
-    facts = facts_of("8x-tesla-v100s-pcie-32gb-driver460-v11.xml")
-    facts["gpus"][3]["minor_number"] = 0  # as if two entries named the same GPU
-    with pytest.raises(GresError) as exc:
-        build_gres(facts)
-    assert str(exc.value) == "duplicate device /dev/nvidia0: GPU 0 and GPU 3"
-
-
-def test_windows_capture_has_no_device_file():
-    with pytest.raises(GresError) as exc:
-        build_gres(facts_of("rtx3080-windows-wddm-driver536-v12.xml"))
-    assert str(exc.value) == "GPU 0 (NVIDIA GeForce RTX 3080) has no minor number, so no /dev/nvidia<minor> device file"
-
-
-def test_mig_without_profiles_asks_for_autodetect():
-    facts = facts_of("a100-sxm4-80gb-mig-driver535-v12.xml")
-    with pytest.raises(GresError) as exc:
-        build_gres(facts)
-    assert str(exc.value) == (
-        "GPU 0 MIG device 0 (GPU instance 3) has no profile name in the nvidia-smi output, so its GRES type "
-        "cannot be derived; use autodetect=nvml for MIG GPUs"
-    )
+        build_gres(facts, **options)
+    assert str(exc.value) == message
 
 
 def test_autodetect_nvml_plain_gpus():
@@ -171,12 +168,6 @@ def test_autodetect_nvml_plain_gpus():
                         extra_lines=["Name=shard Count=16", ""])
     assert result["lines"] == ["AutoDetect=nvml", "Name=shard Count=16"]
     assert result["gres"] == "gpu:tesla_v100s-pcie-32gb:8"
-
-
-def test_extra_line_must_be_one_line():
-    with pytest.raises(GresError) as exc:
-        build_gres(facts_of("tesla-t4-driver515-v11.xml"), extra_lines=["a=1\nb=2"])
-    assert str(exc.value) == "extra line 'a=1\\nb=2' spans several lines; give one list item per line"
 
 
 def make_cpus(root, layout):
@@ -220,12 +211,8 @@ def test_cores_and_links_from_topology(tmp_path):
 
 
 def test_cores_without_cpu_topology_use_cpu_ids():
-    facts = facts_of("8x-tesla-v100s-pcie-32gb-driver460-v11.xml", "h100-8gpu-nv18-ht-cpu-affinity-spaces-expanded.txt")
-    result = build_gres(facts)
+    result = build_gres(V100S_TOPO)
     assert result["lines"][0].endswith("Cores=0-51,104-155")
-    with pytest.raises(GresError) as exc:
-        build_gres(facts, node_cores=104)
-    assert str(exc.value) == "GPU 0 Cores=104-155 lie outside the node's 104 cores (0-103)"
 
 
 def test_affinity_cpu_not_on_node(tmp_path):
@@ -234,12 +221,6 @@ def test_affinity_cpu_not_on_node(tmp_path):
     with pytest.raises(GresError) as exc:
         build_gres(facts, cpu_cores=read_cpu_cores(str(tmp_path)))
     assert str(exc.value) == "GPU 0 CPU affinity names CPUs 16-19 that this node does not have (it has CPUs 0-15)"
-
-
-def test_links_need_topology():
-    with pytest.raises(GresError) as exc:
-        build_gres(facts_of("tesla-t4-driver515-v11.xml"), links=True)
-    assert str(exc.value) == "links=true needs the NVLink matrix: gather the facts with nvidia_smi_facts topology=true"
 
 
 def test_read_mig_minors(tmp_path):

@@ -83,3 +83,14 @@ def fail_module(main: t.Callable[[], None], args: dict, run_command: RunCommandS
     with pytest.raises(AnsibleFailJson) as exc:
         run_module(main, args, run_command, bin_paths)
     return exc.value.args[0]
+
+
+def fake_sysfs_root(module, tmp_path, monkeypatch, *folders: str):
+    """Point the module's _SYSFS_ROOT at <tmp_path>/sys, made with the given folders below it, so that
+    the host's real /sys is never read; return that root."""
+    root = tmp_path / "sys"
+    root.mkdir()
+    for folder in folders:
+        (root / folder).mkdir(parents=True)
+    monkeypatch.setattr(module, "_SYSFS_ROOT", str(root))
+    return root

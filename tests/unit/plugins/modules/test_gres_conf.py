@@ -14,10 +14,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._nvidia_smi import
     parse_xml,
 )
 from ansible_collections.gpucluster.core.plugins.modules import gres_conf
-from ansible_collections.gpucluster.core.tests.unit.plugins.modules.module_helpers import (
-    fail_module,
-    run_module,
-)
+from ansible_collections.gpucluster.core.tests.unit.plugins.modules.module_helpers import fail_module, fake_sysfs_root, run_module
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import read_fixture
 
 V100S = "8x-tesla-v100s-pcie-32gb-driver460-v11.xml"
@@ -26,7 +23,7 @@ V100S = "8x-tesla-v100s-pcie-32gb-driver460-v11.xml"
 @pytest.fixture(autouse=True)
 def no_host_state(tmp_path, monkeypatch):
     """Never read the host's CPU topology or mig-minors."""
-    monkeypatch.setattr(gres_conf, "_SYSFS_ROOT", str(tmp_path / "sys"))
+    fake_sysfs_root(gres_conf, tmp_path, monkeypatch)
     monkeypatch.setattr(gres_conf, "_MIG_MINORS", str(tmp_path / "mig-minors"))
 
 

@@ -8,11 +8,7 @@ import pytest
 
 from ansible_collections.gpucluster.core.plugins.modules import ibstat_facts
 from ansible_collections.gpucluster.core.tests.unit.plugins.module_utils.test_ibstat_parser import make_ib_device
-from ansible_collections.gpucluster.core.tests.unit.plugins.modules.module_helpers import (
-    RunCommandStub,
-    fail_module,
-    run_module,
-)
+from ansible_collections.gpucluster.core.tests.unit.plugins.modules.module_helpers import RunCommandStub, fail_module, fake_sysfs_root, run_module
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import (
     list_fixtures,
     read_fixture,
@@ -23,10 +19,7 @@ IBSTAT = "/usr/sbin/ibstat"
 
 @pytest.fixture(autouse=True)
 def fake_sysfs(tmp_path, monkeypatch):
-    root = tmp_path / "sys"
-    root.mkdir()
-    monkeypatch.setattr(ibstat_facts, "_SYSFS_ROOT", str(root))
-    return root
+    return fake_sysfs_root(ibstat_facts, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("name", list_fixtures("ibstat"))

@@ -7,11 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpucluster.core.plugins.modules import nvidia_smi_facts
-from ansible_collections.gpucluster.core.tests.unit.plugins.modules.module_helpers import (
-    RunCommandStub,
-    fail_module,
-    run_module,
-)
+from ansible_collections.gpucluster.core.tests.unit.plugins.modules.module_helpers import RunCommandStub, fail_module, fake_sysfs_root, run_module
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import (
     list_fixtures,
     read_fixture,
@@ -24,10 +20,7 @@ BINS = {"nvidia-smi": SMI}
 @pytest.fixture(autouse=True)
 def empty_sysfs(tmp_path, monkeypatch):
     """No PCI devices unless a test builds some: the host's real /sys is never read."""
-    root = tmp_path / "sys"
-    (root / "bus" / "pci" / "devices").mkdir(parents=True)
-    monkeypatch.setattr(nvidia_smi_facts, "_SYSFS_ROOT", str(root))
-    return root
+    return fake_sysfs_root(nvidia_smi_facts, tmp_path, monkeypatch, "bus/pci/devices")
 
 
 @pytest.mark.parametrize("name", list_fixtures("nvidia-smi-xml"))

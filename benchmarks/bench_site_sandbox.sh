@@ -11,22 +11,15 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 reruns=${1:-2}
 cd "$ROOT" || exit 2
-if [ -z "${GPC_BENCH_LOCKED:-}" ]; then
-  GPC_BENCH_LOCKED=1 exec flock /tmp/gpc-docker.lock "$0" "$@"
-fi
-bash tests/harness/bootstrap-host.sh >/dev/null && bash tests/harness/setup-venv.sh >/dev/null || exit 1
-# shellcheck disable=SC1091
-source .venv/bin/activate
-export ANSIBLE_CONFIG="$ROOT/ansible.cfg" NO_COLOR=1 ANSIBLE_FORCE_COLOR=0
-export GPC_NODE_IMAGE="gpucluster/node-${BENCH_OS:-debian12}:latest"
-inv=(-i inventories/sandbox)
+# shellcheck source=benchmarks/sandbox-bench.sh
+source benchmarks/sandbox-bench.sh
+gpc_bench_sandbox_start "$@"
 logs=${BENCH_WORK:-/var/tmp/gpc-bench-site}
 mkdir -p "$logs"
 # A fact cache of its own, empty at the start (the checkout's .cache/facts is left alone).
 export ANSIBLE_CACHE_PLUGIN_CONNECTION="$logs/facts"
 rm -rf "$logs/facts"
 
-down() { ansible-playbook "${inv[@]}" tests/sandbox/nodes.yml -e sandbox_action=down >/dev/null 2>&1; }
 trap down EXIT
 
 # Seconds a command took; its output goes to the log named by $1.

@@ -11,19 +11,12 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
-if [ -z "${GPC_BENCH_LOCKED:-}" ]; then
-  GPC_BENCH_LOCKED=1 exec flock /tmp/gpc-docker.lock "$0" "$@"
-fi
-bash tests/harness/bootstrap-host.sh >/dev/null && bash tests/harness/setup-venv.sh >/dev/null || exit 1
-# shellcheck disable=SC1091
-source .venv/bin/activate
-export ANSIBLE_CONFIG="$ROOT/ansible.cfg" NO_COLOR=1 ANSIBLE_FORCE_COLOR=0
-export GPC_NODE_IMAGE="gpucluster/node-${BENCH_OS:-debian12}:latest"
-inv=(-i inventories/sandbox)
+# shellcheck source=benchmarks/sandbox-bench.sh
+source benchmarks/sandbox-bench.sh
+gpc_bench_sandbox_start "$@"
 work=${BENCH_WORK:-/var/tmp/gpc-bench-tasks}
 rm -rf "$work" && mkdir -p "$work"
 
-down() { ansible-playbook "${inv[@]}" tests/sandbox/nodes.yml -e sandbox_action=down >/dev/null 2>&1; }
 trap down EXIT
 down
 ansible-playbook "${inv[@]}" tests/sandbox/nodes.yml -e sandbox_action=up >"$work/nodes.log" 2>&1 || { echo "nodes failed" >&2; exit 1; }

@@ -16,23 +16,22 @@ while [ $# -gt 0 ]; do
   shift
 done
 log() { printf '[busybox-image %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+LIB=$(dirname "$0")/scratch-image.sh
+# shellcheck source=tests/harness/scratch-image.sh
+source "$LIB"
 mkdir -p "$OUT_DIR"
-inputs() {  # what the image is made of: this script, the tag and label, each file's place and content
-  cat "$0"
+inputs() {  # what the image is made of: this script and its library, the tag and label, each file's place and content
+  cat "$0" "$LIB"
   printf '%s\n' "$TAG" "$label"
   for spec in "${files[@]}"; do printf '%s\n' "${spec#*:}"; cat "${spec%%:*}"; done
 }
 OUT="$OUT_DIR/$NAME-$(inputs | sha256sum | cut -c1-12).tar"
-if [ -f "$OUT" ]; then
-  log "cached: $OUT"
-  echo "$OUT"
-  exit 0
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+gpc_image_cached "$OUT"
+gpc_image_workdir
 (cd "$W" && apt-get download -qq busybox-static 2>/dev/null && dpkg-deb -x busybox-static_*.deb bb)
+gpc_image_context "$W/ctx" /usr/bin:/bin
 root=$W/ctx/rootfs
-mkdir -p "$root/bin" "$root/etc" "$root/tmp"
+mkdir -p "$root/bin"
 cp -a "$W/bb/bin/busybox" "$root/bin/busybox"
 for applet in sh cat; do ln -s busybox "$root/bin/$applet"; done
 for spec in "${files[@]}"; do
@@ -41,11 +40,7 @@ for spec in "${files[@]}"; do
   cp "$source" "$root$dest"
   chmod "${mode:-0644}" "$root$dest"
 done
-printf 'root:x:0:0:root:/root:/sbin/nologin\n' >"$root/etc/passwd"
-{
-  printf 'FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/bin:/bin\n'
-  [ -z "$label" ] || printf 'LABEL org.opencontainers.image.description="%s"\n' "$label"
-} >"$W/ctx/Dockerfile"
+[ -z "$label" ] || printf 'LABEL org.opencontainers.image.description="%s"\n' "$label" >>"$W/ctx/Dockerfile"
 # (docker 20.10's legacy builder warns on stderr about BuildKit: shown only when the build fails)
 if ! err=$(docker build -q -t "$TAG" "$W/ctx" 2>&1 >/dev/null); then
   printf '%s\n' "$err" >&2

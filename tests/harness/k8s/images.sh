@@ -21,9 +21,10 @@ case $WHAT in
   *) echo "images.sh: unknown image set $WHAT (kubeadm, gpu-check)" >&2; exit 2 ;;
 esac
 log() { printf '[k8s-images %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+# shellcheck source=tests/harness/scratch-image.sh
+source "$HERE/../scratch-image.sh"
+gpc_image_workdir
 if [ "$WHAT" = gpu-check ]; then
-  W=$(mktemp -d)
-  trap 'rm -rf "$W"' EXIT
   python3 - "$CAPTURE" >"$W/gpus" <<'PY'
 import sys
 import xml.etree.ElementTree as ET
@@ -35,21 +36,14 @@ PY
     "$HERE/gpu-check/nvidia-smi:/usr/bin/nvidia-smi:0755" "$W/gpus:/usr/share/gpc-test-double/gpus"
   exit
 fi
-if [ -f "$OUT" ]; then
-  log "cached: $OUT"
-  echo "$OUT"
-  exit 0
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+gpc_image_cached "$OUT"
 image() {  # image NAME:TAG BINARY... : a scratch image with the binaries in /usr/local/bin
   local tag=$1 ctx
   shift
   ctx="$W/ctx-${tag//[:\/]/-}"
-  mkdir -p "$ctx/rootfs/usr/local/bin" "$ctx/rootfs/tmp" "$ctx/rootfs/etc"
+  gpc_image_context "$ctx" /usr/local/bin:/usr/bin:/bin
+  mkdir -p "$ctx/rootfs/usr/local/bin"
   for bin in "$@"; do cp -a "$bin" "$ctx/rootfs/usr/local/bin/"; done
-  printf 'root:x:0:0:root:/root:/sbin/nologin\n' > "$ctx/rootfs/etc/passwd"
-  printf 'FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/local/bin:/usr/bin:/bin\n' > "$ctx/Dockerfile"
   docker build -q -t "$REPO/$tag" "$ctx" >/dev/null 2>&1
   log "built $REPO/$tag"
 }

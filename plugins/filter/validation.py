@@ -18,7 +18,9 @@ validation_bench_round (a round of fabric benchmarks judged) and validation_cord
 cordon or uncordon patch).
 
 Documented in the .yml files of the same names beside this file; the logic lives in
-plugins/plugin_utils/_validation.py, _rules_validation.py and _validation_report.py."""
+plugins/plugin_utils/_validation_plan.py (what runs where), _validation_checks.py (the node checks),
+_validation_fabric.py (the fabric), _validation_jobs.py (the jobs), _validation_report.py (the document and
+the report) and _rules_validation.py (the input rules)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,10 @@ from ansible_collections.gpucluster.core.plugins.module_utils._dcgmi import Dcgm
 from ansible_collections.gpucluster.core.plugins.module_utils._nccl_tests import NcclTestsError, parse_nccl_tests
 from ansible_collections.gpucluster.core.plugins.module_utils._nvidia_smi import NvidiaSmiError, parse_list
 from ansible_collections.gpucluster.core.plugins.module_utils._perftest import PerftestError, parse_perftest
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation as v
+from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_checks as vchecks
+from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_fabric as vfabric
+from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_jobs as vjobs
+from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_plan as vplan
 from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_validation import (
@@ -36,7 +41,13 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_validation 
     node_settings,
     validation_errors,
 )
-from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_report import render_html, render_markdown
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_report import (
+    compare_baseline,
+    document,
+    render_html,
+    render_markdown,
+    summary_lines,
+)
 
 
 def _errors(hostvars: Mapping[str, Any], hosts: Sequence[str], play: Mapping[str, Any]) -> List[str]:
@@ -52,7 +63,7 @@ def _expected(values: Mapping[str, Any], host: str, groups: Sequence[str], gpu_n
               role_groups: Mapping[str, str]) -> Dict[str, Any]:
     settings = node_settings(values, host, groups, gpu_node, role_groups)
     base_node = next((n for n in (baseline or {}).get("nodes", []) if n.get("host") == host), None)
-    return v.node_expectations(settings, (slurm_nodes or {}).get(host), base_node, gpu_node)
+    return vchecks.node_expectations(settings, (slurm_nodes or {}).get(host), base_node, gpu_node)
 
 
 def _bench(text: str, check: str, hosts: Sequence[str], hardware: Mapping[str, Mapping[str, Any]],
@@ -63,30 +74,30 @@ def _bench(text: str, check: str, hosts: Sequence[str], hardware: Mapping[str, M
         try:
             parsed = parse_nccl_tests(text)
         except NcclTestsError as exc:
-            return v.judge(check, hosts, None, None, recorded=recorded, errors="nccl-tests output: %s" % exc)
-        rates = [v.nic_rate_per_gpu(h.get("ibstat"), h.get("gpu_count") or 0) for h in known]
+            return vfabric.judge(check, hosts, None, None, recorded=recorded, errors="nccl-tests output: %s" % exc)
+        rates = [vfabric.nic_rate_per_gpu(h.get("ibstat"), h.get("gpu_count") or 0) for h in known]
         rates = [r for r in rates if r]
-        expected = v.nccl_expectation("inter", settings["validation_nccl_inter_fraction"],
-                                      nic_gbps_per_gpu=min(rates) if rates else None)
+        expected = vfabric.nccl_expectation("inter", settings["validation_nccl_inter_fraction"],
+                                            nic_gbps_per_gpu=min(rates) if rates else None)
         series = [{"size_bytes": row["size_bytes"], "value": row["out_of_place"]["busbw_gbs"]} for row in parsed["rows"]]
         problems = []
         if parsed.get("wrong_total"):
             problems.append("%d wrong results (#wrong)" % parsed["wrong_total"])
         problems.extend(parsed.get("failures") or [])
-        return v.judge(check, hosts, parsed["peak_busbw_gbs"], expected, series=series, recorded=recorded,
-                       errors="; ".join(problems) or None)
+        return vfabric.judge(check, hosts, parsed["peak_busbw_gbs"], expected, series=series, recorded=recorded,
+                             errors="; ".join(problems) or None)
     if check == "ib_write_bw":
         try:
             parsed = parse_perftest(text)
         except PerftestError as exc:
-            return v.judge(check, hosts, None, None, recorded=recorded, errors="perftest output: %s" % exc)
-        fastest = [v.fastest_active_port(h.get("ibstat")) for h in known]
+            return vfabric.judge(check, hosts, None, None, recorded=recorded, errors="perftest output: %s" % exc)
+        fastest = [vfabric.fastest_active_port(h.get("ibstat")) for h in known]
         port_rates = [port[0] for port in fastest if port and port[0]]
         fraction = settings["validation_ib_bw_fraction"]
         expected = {"value": round(fraction * min(port_rates), 2), "unit": "Gb/s",
                     "source": "%.2f x %g Gb/s port rate (ibstat)" % (fraction, min(port_rates))} if port_rates else None
         series = [{"size_bytes": row["size_bytes"], "value": row["bw_average_gbps"]} for row in parsed["rows"]]
-        return v.judge(check, hosts, parsed["peak_bw_average_gbps"], expected, series=series, recorded=recorded)
+        return vfabric.judge(check, hosts, parsed["peak_bw_average_gbps"], expected, series=series, recorded=recorded)
     raise RuleError("validation_bench: unknown check %r (nccl_all_reduce, ib_write_bw)" % check)
 
 
@@ -96,8 +107,8 @@ def _bench_runs(runs: Sequence[Mapping[str, Any]], check: str, hardware: Mapping
     out = []
     for run in runs:
         if run.get("rc") != 0:
-            tail = v.output_tail((run.get("stderr") or "") + " " + (run.get("stdout") or ""))
-            out.append(v.judge(check, run["item"], None, None, errors="exited %s: %s" % (run.get("rc"), tail)))
+            tail = vplan.output_tail((run.get("stderr") or "") + " " + (run.get("stdout") or ""))
+            out.append(vfabric.judge(check, run["item"], None, None, errors="exited %s: %s" % (run.get("rc"), tail)))
         else:
             out.append(_bench(run["stdout"], check, run["item"], hardware, settings))
     return out
@@ -126,7 +137,7 @@ def _fabric_remix(results: Sequence[Mapping[str, Any]]) -> Dict[str, List[List[s
     results measured here (recorded ones are not re-run)."""
     out: Dict[str, List[List[str]]] = {}
     for check in sorted(set(r["check"] for r in results if not r.get("recorded"))):
-        again = v.remix([r for r in results if r["check"] == check and not r.get("recorded")])
+        again = vfabric.remix([r for r in results if r["check"] == check and not r.get("recorded")])
         if again:
             out[check] = again
     return out
@@ -137,7 +148,7 @@ def _ib_pair_args(pair: Sequence[str], hardware: Mapping[str, Mapping[str, Any]]
     of its fastest Active port (perftest's default adapter where ibstat shows none)."""
     args = ["--server", pair[0]]
     for host in pair:
-        port = v.fastest_active_port((hardware.get(host) or {}).get("ibstat"))
+        port = vfabric.fastest_active_port((hardware.get(host) or {}).get("ibstat"))
         if port:
             args.extend(["--device", "%s=%s" % (host, port[1])])
     return args
@@ -146,7 +157,7 @@ def _ib_pair_args(pair: Sequence[str], hardware: Mapping[str, Mapping[str, Any]]
 def _resumable(hosts: Sequence[str], hostvars: Mapping[str, Any], slurm_nodes: Optional[Mapping[str, Any]],
                prefix: str) -> List[str]:
     health = {h: hostvars.get(h, {}).get("__validation_health") for h in hosts}
-    return v.resumable(hosts, health, slurm_nodes or {}, prefix)
+    return vchecks.resumable(hosts, health, slurm_nodes or {}, prefix)
 
 
 def _job_nodes(hosts: Sequence[str], hostvars: Mapping[str, Any],
@@ -157,10 +168,10 @@ def _job_nodes(hosts: Sequence[str], hostvars: Mapping[str, Any],
     nodes = []
     gpu = []
     gpu_hosts = []
-    for host in sorted(hosts, key=v.natural_key):
+    for host in sorted(hosts, key=vplan.natural_key):
         slurm = (slurm_nodes or {}).get(host)
         health = hostvars.get(host, {}).get("__validation_health") or {}
-        if not slurm or v.drained(slurm) or slurm["state"] in ("DOWN", "FUTURE") or "NOT_RESPONDING" in slurm["flags"]:
+        if not slurm or vplan.drained(slurm) or slurm["state"] in ("DOWN", "FUTURE") or "NOT_RESPONDING" in slurm["flags"]:
             continue
         if health.get("verdict") == "fail":
             continue
@@ -169,7 +180,7 @@ def _job_nodes(hosts: Sequence[str], hostvars: Mapping[str, Any],
         if count:
             gpu.append("%s=%d" % (host, count))
             gpu_hosts.append(host)
-    return {"all": nodes, "gpu": gpu, "gpu_hosts": gpu_hosts, "pairs": v.pairs(nodes)}
+    return {"all": nodes, "gpu": gpu, "gpu_hosts": gpu_hosts, "pairs": vfabric.pairs(nodes)}
 
 
 def _node_names(hostvars: Mapping[str, Any], hosts: Sequence[str]) -> Dict[str, str]:
@@ -179,25 +190,25 @@ def _node_names(hostvars: Mapping[str, Any], hosts: Sequence[str]) -> Dict[str, 
 
 def _kubernetes_nodes(text: str, hostvars: Mapping[str, Any], hosts: Sequence[str], mark: str) -> Dict[str, Any]:
     """Kubernetes' view of ``hosts`` (each under its kubernetes_node_name, else its inventory name)."""
-    return v.parse_kubectl_nodes(text, _node_names(hostvars, hosts), mark)
+    return vplan.parse_kubectl_nodes(text, _node_names(hostvars, hosts), mark)
 
 
 def _kubernetes_view(read: Mapping[str, Any], api: str, hostvars: Mapping[str, Any], hosts: Sequence[str],
                      mark: str) -> Dict[str, Any]:
     """Kubernetes' view of ``hosts`` and what the report says of it (kubernetes_view) from the
     registered ``kubectl get nodes`` read on ``api``."""
-    return v.kubernetes_view(read, api, _node_names(hostvars, hosts), mark)
+    return vplan.kubernetes_view(read, api, _node_names(hostvars, hosts), mark)
 
 
 def _dcgm_diag(host: str, run: Mapping[str, Any]) -> Dict[str, Any]:
     """One node's dcgmi diag run (gpucluster-gpu-jobs' ``dcgmi``: level, path, rc, output) judged."""
     if not run.get("path"):
-        return v.dcgm_diag_result(host, run["level"], None, None)
+        return vjobs.dcgm_diag_result(host, run["level"], None, None)
     try:
         parsed = parse_dcgmi_diag(run.get("output") or "")
     except DcgmiError as exc:
-        return v.dcgm_diag_result(host, run["level"], None, "%s (exit %s)" % (exc, run.get("rc")))
-    return v.dcgm_diag_result(host, run["level"], parsed, None)
+        return vjobs.dcgm_diag_result(host, run["level"], None, "%s (exit %s)" % (exc, run.get("rc")))
+    return vjobs.dcgm_diag_result(host, run["level"], parsed, None)
 
 
 def _kubectl_read(result: Optional[Mapping[str, Any]], read: Callable[[str], Any]) -> Any:
@@ -216,12 +227,12 @@ def _kubectl_read(result: Optional[Mapping[str, Any]], read: Callable[[str], Any
 
 def _pods_read(result: Optional[Mapping[str, Any]]) -> Any:
     """A registered ``kubectl get pods --output=json`` read (_kubectl_read)."""
-    return _kubectl_read(result, v.pod_items)
+    return _kubectl_read(result, vjobs.pod_items)
 
 
 def _job_read(result: Optional[Mapping[str, Any]]) -> Any:
     """A registered ``kubectl get pytorchjob --output=json`` read (_kubectl_read)."""
-    return _kubectl_read(result, lambda text: v.ddp_job_state(text, 0, 1))
+    return _kubectl_read(result, lambda text: vjobs.ddp_job_state(text, 0, 1))
 
 
 def _applied(created: Optional[Mapping[str, Any]], read_error: Optional[str]) -> Dict[str, Any]:
@@ -242,8 +253,8 @@ def _gpu_pod_plan(hosts: Sequence[str], hostvars: Mapping[str, Any], kubernetes_
         verdicts[host] = health.get("verdict")
         counts[host] = (health.get("hardware") or {}).get("gpu_count")
     text, error = _pods_read(pods)
-    in_use = v.gpus_in_use(text, settings["resource"]) if text is not None else None
-    return v.gpu_pod_plan(hosts, kubernetes_nodes, verdicts, counts, in_use, settings, error)
+    in_use = vjobs.gpus_in_use(text, settings["resource"]) if text is not None else None
+    return vjobs.gpu_pod_plan(hosts, kubernetes_nodes, verdicts, counts, in_use, settings, error)
 
 
 def _gpu_pods(run: Mapping[str, Any], hardware: Mapping[str, Any]) -> List[Dict[str, Any]]:
@@ -263,23 +274,23 @@ def _gpu_pods(run: Mapping[str, Any], hardware: Mapping[str, Any]) -> List[Dict[
                 lists[item["item"]] = str(exc)
     uuids = {host: (node or {}).get("gpu_uuids") or [] for host, node in hardware.items()}
     text, error = _pods_read(run.get("pods"))
-    return v.gpu_pod_results(run.get("plan") or {}, _applied(run.get("created"), error), text, logs, uuids, lists,
-                             run.get("settings") or {})
+    return vjobs.gpu_pod_results(run.get("plan") or {}, _applied(run.get("created"), error), text, logs, uuids, lists,
+                                 run.get("settings") or {})
 
 
 def _ddp_job_plan(hosts: Sequence[str], hostvars: Mapping[str, Any], kubernetes_nodes: Mapping[str, Any],
                   gpu_pods: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> Dict[str, Any]:
     """The DDP PyTorchJob's nodes and objects (ddp_job_plan), each node's verdict from its passive checks."""
     verdicts = {host: (hostvars.get(host, {}).get("__validation_health") or {}).get("verdict") for host in hosts}
-    return v.ddp_job_plan(hosts, kubernetes_nodes, verdicts,
-                          [r for r in gpu_pods if r.get("check") == "kubernetes_gpu_pod"], settings)
+    return vjobs.ddp_job_plan(hosts, kubernetes_nodes, verdicts,
+                              [r for r in gpu_pods if r.get("check") == "kubernetes_gpu_pod"], settings)
 
 
 def _ddp_job_state(read: Mapping[str, Any], elapsed: float, operator_wait: float) -> str:
     """The PyTorchJob's state from a registered ``kubectl get pytorchjob --output=json`` (``unread``
     when kubectl failed or printed something else)."""
     text, error = _job_read(read)
-    return "unread" if error else v.ddp_job_state(text, elapsed, operator_wait)[0]
+    return "unread" if error else vjobs.ddp_job_state(text, elapsed, operator_wait)[0]
 
 
 def _ddp_job_result(plan: Mapping[str, Any], created: Mapping[str, Any], job: Mapping[str, Any],
@@ -287,7 +298,7 @@ def _ddp_job_result(plan: Mapping[str, Any], created: Mapping[str, Any], job: Ma
     """The PyTorchJob judged from the registered apply, read and logs results (ddp_job_result)."""
     text, error = _job_read(job)
     logs = {} if not logs or logs.get("skipped") else {k: logs.get(k) for k in ("rc", "stdout", "stderr")}
-    return v.ddp_job_result(plan, _applied(created, error), text, logs, settings)
+    return vjobs.ddp_job_result(plan, _applied(created, error), text, logs, settings)
 
 
 def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, Any]],
@@ -297,17 +308,17 @@ def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, An
     them (against each node's GPUs in ``hardware``, the passive checks' read), the GPU pods in
     Kubernetes (``gpu_pods``, see _gpu_pods), and the DDP job's (the registered srun result with
     ``hosts`` added), whichever ran."""
-    out = v.gpu_jobs(gpu_report) if gpu_report else []
+    out = vjobs.gpu_jobs(gpu_report) if gpu_report else []
     for job in (gpu_report or {}).get("jobs", []):
         if job.get("dcgmi"):
             out.append(_dcgm_diag(job["host"], job["dcgmi"]))
         if job.get("container"):
             uuids = ((hardware or {}).get(job["host"]) or {}).get("gpu_uuids") or []
-            out.append(v.container_result(job["host"], job["container"], uuids))
+            out.append(vjobs.container_result(job["host"], job["container"], uuids))
     if gpu_pods:
         out.extend(_gpu_pods(gpu_pods, hardware or {}))
     if ddp:
-        out.append(v.ddp_result(ddp.get("stdout", ""), ddp.get("hosts", []), ddp.get("rc", 1), ddp.get("stderr", "")))
+        out.append(vjobs.ddp_result(ddp.get("stdout", ""), ddp.get("hosts", []), ddp.get("rc", 1), ddp.get("stderr", "")))
     return out
 
 
@@ -324,15 +335,15 @@ def _document(run: Mapping[str, Any], checks: Mapping[str, Sequence[Mapping[str,
         nodes[host] = [{"check": "reachable", "kind": "passive", "status": "fail", "measured": None,
                         "expected": None, "unit": None, "source": None, "baseline": None,
                         "message": "did not answer: %s" % message}]
-    draft = v.document(run, nodes, pairs, jobs, {})
-    draft = v.compare_baseline(draft, baseline, settings["validation_baseline_tolerance"])
+    draft = document(run, nodes, pairs, jobs, {})
+    draft = compare_baseline(draft, baseline, settings["validation_baseline_tolerance"])
     # Only nodes with results are judged: a run limited by tags to no check resumes nothing.
     verdicts = {n["host"]: n["verdict"] for n in draft["nodes"] if n["host"] not in unreachable and n["checks"]}
-    failing = {n["host"]: v.failing_checks(n["checks"]) for n in draft["nodes"]}
-    actions = v.node_actions(verdicts, failing, slurm_nodes or {}, settings["validation_policy"],
-                             settings["validation_reason_prefix"], settings.get("resumed_early") or [])
-    cordons = v.cordon_actions(verdicts, failing, kubernetes_nodes or {}, settings["validation_policy"],
-                               settings["validation_reason_prefix"])
+    failing = {n["host"]: vchecks.failing_checks(n["checks"]) for n in draft["nodes"]}
+    actions = vchecks.node_actions(verdicts, failing, slurm_nodes or {}, settings["validation_policy"],
+                                   settings["validation_reason_prefix"], settings.get("resumed_early") or [])
+    cordons = vchecks.cordon_actions(verdicts, failing, kubernetes_nodes or {}, settings["validation_policy"],
+                                     settings["validation_reason_prefix"])
     for node in draft["nodes"]:
         node["action"] = actions.get(node["host"]) or {"kind": "none", "reason": None}
         node["cordon"] = cordons.get(node["host"])
@@ -345,7 +356,7 @@ def _report(doc: Mapping[str, Any], fmt: str = "html") -> Any:
     if fmt == "markdown":
         return render_markdown(dict(doc))
     if fmt == "summary":
-        return v.summary_lines(doc)
+        return summary_lines(doc)
     raise RuleError("validation_report: format %r is not html, markdown or summary" % fmt)
 
 
@@ -361,18 +372,18 @@ class FilterModule:
         return {
             "validation_errors": as_filter("validation_errors", _errors),
             "validation_expected": as_filter("validation_expected", _expected),
-            "validation_scontrol_nodes": as_filter("validation_scontrol_nodes", v.parse_scontrol_nodes),
+            "validation_scontrol_nodes": as_filter("validation_scontrol_nodes", vplan.parse_scontrol_nodes),
             "validation_kubernetes_nodes": as_filter("validation_kubernetes_nodes", _kubernetes_nodes),
-            "validation_not_responding": as_filter("validation_not_responding", v.not_responding),
+            "validation_not_responding": as_filter("validation_not_responding", vplan.not_responding),
             "validation_bench_runs": as_filter("validation_bench_runs", _bench_runs),
             "validation_bench_recorded": as_filter("validation_bench_recorded", _bench_recorded),
             "validation_job_nodes": as_filter("validation_job_nodes", _job_nodes),
             "validation_fabric_remix": as_filter("validation_fabric_remix", _fabric_remix),
-            "validation_fabric_rounds": as_filter("validation_fabric_rounds", v.fabric_rounds),
+            "validation_fabric_rounds": as_filter("validation_fabric_rounds", vfabric.fabric_rounds),
             "validation_ib_pair_args": as_filter("validation_ib_pair_args", _ib_pair_args),
             "validation_resumable": as_filter("validation_resumable", _resumable),
             "validation_gpu_pod_plan": as_filter("validation_gpu_pod_plan", _gpu_pod_plan),
-            "validation_gpu_pods_waiting": as_filter("validation_gpu_pods_waiting", v.gpu_pods_waiting),
+            "validation_gpu_pods_waiting": as_filter("validation_gpu_pods_waiting", vjobs.gpu_pods_waiting),
             "validation_ddp_job_plan": as_filter("validation_ddp_job_plan", _ddp_job_plan),
             "validation_ddp_job_state": as_filter("validation_ddp_job_state", _ddp_job_state),
             "validation_ddp_job_result": as_filter("validation_ddp_job_result", _ddp_job_result),
@@ -380,10 +391,10 @@ class FilterModule:
             "validation_document": as_filter("validation_document", _document),
             "validation_report": as_filter("validation_report", _report),
             "validation_checks_by_name": as_filter("validation_checks_by_name", _checks_by_name),
-            "validation_failed_actions": as_filter("validation_failed_actions", v.failed_actions),
-            "validation_host_plan": as_filter("validation_host_plan", v.host_plan),
-            "validation_checks_run": as_filter("validation_checks_run", v.checks_run),
+            "validation_failed_actions": as_filter("validation_failed_actions", vchecks.failed_actions),
+            "validation_host_plan": as_filter("validation_host_plan", vplan.host_plan),
+            "validation_checks_run": as_filter("validation_checks_run", vplan.checks_run),
             "validation_kubernetes_view": as_filter("validation_kubernetes_view", _kubernetes_view),
             "validation_bench_round": as_filter("validation_bench_round", _bench_round),
-            "validation_cordon_patch": as_filter("validation_cordon_patch", v.cordon_patch),
+            "validation_cordon_patch": as_filter("validation_cordon_patch", vchecks.cordon_patch),
         }

@@ -24,7 +24,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
     one_line,
     token,
 )
-from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import POLICIES
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_plan import POLICIES
 
 # Per-host variables (a host may set its own); the rest are read once, from the play.
 HOST_NAMES = (

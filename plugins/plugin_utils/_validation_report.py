@@ -5,8 +5,11 @@
 The playbook writes one results document (schema ``gpucluster.core/validation-result/v1``):
 the run, the verdict and its counts, each node's checks and the action taken on it, the
 host-pair benchmarks (NCCL, InfiniBand) with their message-size sweeps, and the jobs (DDP smoke
-test, Slurm GPU job, container). This module renders it:
+test, Slurm GPU job, container). This module builds it and renders it:
 
+- ``document``: the document from the nodes' checks, the pairs, the jobs and the node actions;
+  ``compare_baseline`` flags the nodes slower than the burn-in baseline; ``summary_lines``: a
+  few lines of it for the console;
 - ``validate_document``: raises ``RuleError`` naming every path that is not of the schema
   (keys that the schema does not name are ignored);
 - ``render_markdown``: the run, a node table (one row per host, one column per check), the
@@ -27,14 +30,15 @@ import html
 import math
 import re
 from datetime import datetime
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import (
-    CORDON_KINDS,
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_checks import CORDON_KINDS
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_plan import (
     POLICIES,
     SCHEMA,
     STATUSES,
+    natural_key,
 )
 
 VERDICTS = ("pass", "warn", "fail")
@@ -44,6 +48,146 @@ ACTIONS = ("drained", "resumed", "none", "kept drained (admin)", "would drain (r
 COUNT_ORDER = ("fail", "warn", "pass", "skip")
 _SEVERITY = {"fail": 0, "warn": 1, "skip": 2, "pass": 3}
 _MAX_PROBLEMS = 20
+
+
+# ----------------------------------------------------------------------------- the results document
+
+def _worst(statuses: Iterable[str]) -> str:
+    seen = set(statuses)
+    for status in ("fail", "warn"):
+        if status in seen:
+            return status
+    return "pass"
+
+
+def _one_check(entries: Sequence[Tuple[List[str], Dict[str, Any]]]) -> Dict[str, Any]:
+    """A node's results of one check (a node in two pairs, with an odd node count) as one: the
+    worst status, the lowest figure of that status, every partner's message."""
+    if len(entries) == 1:
+        return entries[0][1]
+    worst = _worst(entry["status"] for dummy, entry in entries)
+    pick = min((entry for dummy, entry in entries if entry["status"] == worst),
+               key=lambda entry: (entry["measured"] is None, entry["measured"] or 0))
+    return dict(pick, message="; ".join("with %s: %s" % (" and ".join(partners), entry["message"])
+                                        for partners, entry in entries))
+
+
+def document(run: Mapping[str, Any], nodes: Mapping[str, List[Mapping[str, Any]]],
+             pair_results: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, Any]],
+             actions: Mapping[str, Mapping[str, Any]],
+             cordons: Optional[Mapping[str, Mapping[str, Any]]] = None) -> Dict[str, Any]:
+    """The run's results: per node its checks (passive, and the active results it took part in,
+    recorded ones and round two's re-mixed pairs left out of its verdict, a slow pair's result as
+    its ``blame`` judges this node), the pairs, the jobs, the counts and the verdict."""
+    node_list = []
+    for host in sorted(nodes, key=natural_key):
+        checks = list(nodes[host])
+        active: Dict[str, List[Tuple[List[str], Dict[str, Any]]]] = {}
+        for result in list(pair_results) + list(jobs):
+            if host not in result["hosts"] or result.get("recorded") or result.get("round", 1) != 1:
+                continue
+            judged = (result.get("blame") or {}).get(host) or result
+            # A node cleared by round two keeps none of the slow pair's figure (nor a baseline warning).
+            cleared = judged is not result and judged["status"] == "pass"
+            active.setdefault(result["check"], []).append(([h for h in result["hosts"] if h != host], {
+                "check": result["check"], "kind": "active", "status": judged["status"],
+                "measured": None if cleared else result.get("measured"), "expected": result.get("expected"),
+                "unit": result.get("unit"), "source": result.get("source"),
+                "message": judged.get("message"), "baseline": None}))
+        checks.extend(_one_check(entries) for entries in active.values())
+        node_list.append({
+            "host": host, "verdict": _worst(c["status"] for c in checks),
+            "action": dict(actions.get(host) or {"kind": "none", "reason": None}),
+            "cordon": dict(cordons[host]) if cordons and host in cordons else None, "checks": checks,
+        })
+    counts = dict((status, 0) for status in STATUSES)
+    for node in node_list:
+        for check in node["checks"]:
+            counts[check["status"]] += 1
+    for result in list(pair_results) + list(jobs):
+        if result.get("recorded"):
+            counts[result["status"]] += 1
+    return {
+        "schema": SCHEMA,
+        "run": dict(run),
+        "verdict": _worst([n["verdict"] for n in node_list]
+                          + [r["status"] for r in list(pair_results) + list(jobs) if not r.get("recorded")]),
+        "counts": counts,
+        "nodes": node_list,
+        "pairs": [dict(p) for p in pair_results],
+        "jobs": [dict(j) for j in jobs],
+    }
+
+
+def compare_baseline(doc: Dict[str, Any], baseline: Optional[Mapping[str, Any]], tolerance: float) -> Dict[str, Any]:
+    """Flag (warn) each node whose active results got slower than its own baseline by more than
+    ``tolerance`` (a fraction): each numeric active check of the node against the same check in
+    the baseline. Adds ``baseline`` to those checks and a ``baseline`` check per node compared."""
+    if not baseline:
+        return doc
+    if baseline.get("schema") != SCHEMA:
+        raise RuleError("validation baseline: schema is %r, expected %s" % (baseline.get("schema"), SCHEMA))
+    before: Dict[Tuple[str, str], float] = {}
+    for node in baseline.get("nodes", []):
+        for check in node.get("checks", []):
+            if check.get("kind") == "active" and isinstance(check.get("measured"), (int, float)):
+                key = (node["host"], check["check"])
+                before[key] = min(before.get(key, check["measured"]), check["measured"])
+    for node in doc["nodes"]:
+        slower = []
+        compared = 0
+        for check in node["checks"]:
+            key = (node["host"], check["check"])
+            if check["kind"] != "active" or key not in before or not isinstance(check.get("measured"), (int, float)):
+                continue
+            check["baseline"] = before[key]
+            compared += 1
+            if check["measured"] < (1 - tolerance) * before[key]:
+                slower.append("%s %g < %g (baseline)" % (check["check"], check["measured"], before[key]))
+        if compared:
+            node["checks"].append({
+                "check": "baseline", "kind": "active", "status": "warn" if slower else "pass",
+                "measured": len(slower), "expected": 0, "unit": None,
+                "source": "burn-in baseline %s, tolerance %g" % (doc["run"].get("baseline") or "", tolerance),
+                "message": "slower than its baseline: %s" % "; ".join(slower) if slower
+                else "%d results within %g of the baseline" % (compared, tolerance),
+                "baseline": None,
+            })
+            doc["counts"]["warn" if slower else "pass"] += 1
+            node["verdict"] = _worst([node["verdict"], "warn" if slower else "pass"])
+    doc["verdict"] = _worst([doc["verdict"]] + [n["verdict"] for n in doc["nodes"]])
+    return doc
+
+
+def node_action_kinds(node: Mapping[str, Any]) -> List[str]:
+    """The actions taken on a node, Slurm's then Kubernetes' (``none`` left out)."""
+    out = []
+    for key in ("action", "cordon"):
+        kind = (node.get(key) or {}).get("kind", "none")
+        if kind != "none":
+            out.append(kind)
+    return out
+
+
+def summary_lines(doc: Mapping[str, Any]) -> List[str]:
+    """A few lines for the console: the verdict and counts, then each node that did not pass (or
+    had an action) with what failed or warned and the action taken, then the jobs and pairs."""
+    counts = doc["counts"]
+    lines = ["validation %s: %s (pass %d, warn %d, fail %d, skip %d)" % (
+        doc["run"].get("id", ""), doc["verdict"].upper(), counts["pass"], counts["warn"], counts["fail"], counts["skip"])]
+    for node in doc["nodes"]:
+        actions = node_action_kinds(node)
+        if node["verdict"] == "pass" and not actions:
+            continue
+        bad = ["%s: %s" % (c["check"], c["message"]) for c in node["checks"] if c["status"] in ("fail", "warn")]
+        lines.append("%s %s%s%s" % (node["host"], node["verdict"].upper(),
+                                    " [%s]" % "; ".join(actions) if actions else "",
+                                    (" - " + "; ".join(bad)) if bad else ""))
+    for result in list(doc["pairs"]) + list(doc["jobs"]):
+        lines.append("%s %s %s - %s%s" % (result["check"], ",".join(result["hosts"]), result["status"].upper(),
+                                          result.get("message") or "", " (%s)" % result["note"] if result.get("note") else ""))
+    return lines
+
 
 # ----------------------------------------------------------------------------- schema check
 
@@ -416,7 +560,7 @@ def _problems(doc: Mapping[str, Any]) -> List[Dict[str, str]]:
                  if check.get("kind") == "active" and check["status"] in ("fail", "warn"))
 
     def under_a_node(result: Mapping[str, Any]) -> bool:
-        # The results that become nodes' active checks (_validation.document): live, round one.
+        # The results that become nodes' active checks (document, above): live, round one.
         if result.get("recorded") or result.get("round", 1) != 1:
             return False
         return any((host, result["check"]) in listed for host in result["hosts"])

@@ -7,6 +7,7 @@ computed ticks, the expected line where the scale puts it)."""
 from __future__ import annotations
 
 import copy
+import json
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -14,10 +15,21 @@ from html.parser import HTMLParser
 
 import pytest
 
+from ansible_collections.gpucluster.core.plugins.module_utils._health import evaluate
 from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_report as report
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import CORDON_KINDS
-from ansible_collections.gpucluster.core.plugins.plugin_utils._validation import document as validation_document
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_checks import CORDON_KINDS, failing_checks
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_fabric import fabric_rounds, judge
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_jobs import gpu_jobs
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_plan import SCHEMA
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_report import compare_baseline, summary_lines
+from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_report import document as validation_document
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.validation_helpers import (
+    H100,
+    NCCL_45,
+    T4,
+    smi,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 NDR = "0.90 x 400 Gb/s NDR per GPU (ibstat)"
@@ -237,7 +249,7 @@ def test_markdown_ignores_keys_outside_the_schema_and_the_node_order():
 
 
 def active_warnings_doc():
-    """As playbooks/validate.yml writes it (_validation.document): three nodes whose container and
+    """As playbooks/validate.yml writes it (report.document): three nodes whose container and
     dcgmi jobs warned, one DDP job over two of them that failed, a slow pair that warned, and a
     recorded pair that failed: each job or live pair is also an active check of its nodes."""
     jobs = [job(name, [host], "warn", message="%s on %s did not run" % (name, host))
@@ -695,3 +707,193 @@ def test_every_action_kind_passes_the_check():
         assert report.validate_document(edit(lambda d: d["nodes"][0].update(
             cordon={"node": "worker1", "kind": kind, "reason": None, "unmark": False}))) is None
     assert report.validate_document(edit(lambda d: d["nodes"][0].update(cordon=None))) is None
+
+
+# ---------------------------------------------------------------------------
+# document, compare_baseline, summary_lines
+# ---------------------------------------------------------------------------
+
+RUN = {"id": "20261124T1012", "baseline": "baseline.json"}
+GPU_REPORT = {"jobs": [
+    {"host": "gpu1", "gpus": 1, "rc": 0, "visible": 1, "usable": 1, "devices": "0",
+     "output": 'GPUCLUSTER-GPU-JOB {"visible": 1, "usable": 1, "devices": "0"}\n'},
+    {"host": "gpu2", "gpus": 1, "rc": 1, "visible": None, "usable": None,
+     "output": "srun: error: Unable to allocate resources: Requested node configuration is not available\n"},
+]}
+
+
+def run_document(nccl=40.1):
+    """gpu1: the healthy H100; gpu2: the T4 (x8 link); a slow pair; a recorded ib_write_bw; the GPU jobs."""
+    nodes = {
+        "gpu2": evaluate({"nvidia_smi": smi(*T4)}, {}),
+        "gpu1": evaluate({"nvidia_smi": smi(*H100)}, {"gpu_count": {"value": 1, "source": "validation_gpu_count"}}),
+    }
+    pair_results = [
+        judge("nccl_all_reduce", ["gpu1", "gpu2"], nccl, NCCL_45),
+        judge("ib_write_bw", ["gpu1", "gpu2"], 361.2,
+              {"value": 360.0, "unit": "Gb/s", "source": "0.90 x 400 Gb/s port rate (ibstat)"},
+              recorded="/srv/validation/ib_write_bw.txt"),
+    ]
+    actions = {"gpu2": {"kind": "drained", "reason": "gpucluster-validation: pcie_link,nccl_all_reduce,slurm_gpu_job"}}
+    return validation_document(RUN, nodes, pair_results, gpu_jobs(GPU_REPORT), actions)
+
+
+def test_document():
+    doc = run_document()
+    assert doc["schema"] == SCHEMA == "gpucluster.core/validation-result/v1"
+    assert doc["run"] == RUN
+    assert doc["verdict"] == "fail"
+    # gpu1: 7 pass + 8 skip passive, nccl fail, GPU job pass; gpu2: 5 pass, 1 warn, 1 fail, 8 skip passive,
+    # nccl fail, GPU job fail; the recorded ib_write_bw counted once
+    assert doc["counts"] == {"pass": 14, "warn": 1, "fail": 4, "skip": 16}
+    assert [n["host"] for n in doc["nodes"]] == ["gpu1", "gpu2"]
+    gpu1, gpu2 = doc["nodes"]
+    assert (gpu1["verdict"], gpu1["action"]) == ("fail", {"kind": "none", "reason": None})
+    assert (gpu2["verdict"], gpu2["action"]["kind"]) == ("fail", "drained")
+    assert [c["check"] for c in gpu1["checks"][15:]] == ["nccl_all_reduce", "slurm_gpu_job"]
+    assert gpu1["checks"][15] == {
+        "check": "nccl_all_reduce", "kind": "active", "status": "fail", "measured": 40.1, "expected": 45.0,
+        "unit": "GB/s", "source": "0.90 x 400 Gb/s NIC line rate per GPU (ibstat)",
+        "message": "40.1 GB/s measured, >= 45 expected", "baseline": None,
+    }
+    assert failing_checks(gpu2["checks"]) == ["pcie_link", "nccl_all_reduce", "slurm_gpu_job"]
+    assert [p["check"] for p in doc["pairs"]] == ["nccl_all_reduce", "ib_write_bw"]
+    assert [j["hosts"] for j in doc["jobs"]] == [["gpu1"], ["gpu2"]]
+    json.dumps(doc)  # the document is JSON
+
+
+def test_document_counts_recorded_results_once_and_keeps_them_out_of_verdicts():
+    nodes = {"gpu1": evaluate({"nvidia_smi": smi(*H100)}, {})}
+    recorded = judge("nccl_all_reduce", ["gpu1", "gpu2"], 12.0, NCCL_45, recorded="/srv/nccl.txt")
+    doc = validation_document(RUN, nodes, [recorded], [], {})
+    assert doc["nodes"][0]["verdict"] == "pass"
+    assert len(doc["nodes"][0]["checks"]) == 15
+    assert doc["verdict"] == "pass"
+    assert doc["counts"]["fail"] == 1
+
+
+def test_document_of_nothing():
+    assert validation_document({"id": "x"}, {}, [], [], {}) == {
+        "schema": SCHEMA, "run": {"id": "x"}, "verdict": "pass",
+        "counts": {"pass": 0, "warn": 0, "fail": 0, "skip": 0}, "nodes": [], "pairs": [], "jobs": [],
+    }
+
+
+def test_compare_baseline_flags_a_slower_node():
+    baseline = run_document(nccl=46.2)
+    doc = compare_baseline(run_document(nccl=40.1), baseline, 0.1)
+    gpu1, gpu2 = doc["nodes"]
+    assert gpu1["checks"][15]["baseline"] == 46.2
+    assert gpu1["checks"][16]["baseline"] == 1  # slurm_gpu_job: usable GPUs
+    assert gpu1["checks"][-1] == {
+        "check": "baseline", "kind": "active", "status": "warn", "measured": 1, "expected": 0, "unit": None,
+        "source": "burn-in baseline baseline.json, tolerance 0.1",
+        "message": "slower than its baseline: nccl_all_reduce 40.1 < 46.2 (baseline)", "baseline": None,
+    }
+    # gpu2's GPU job had no numeric result in either run: only the pair is compared
+    assert gpu2["checks"][-1]["message"] == "slower than its baseline: nccl_all_reduce 40.1 < 46.2 (baseline)"
+    assert doc["counts"] == {"pass": 14, "warn": 3, "fail": 4, "skip": 16}
+    assert doc["verdict"] == "fail"
+
+
+def test_compare_baseline_within_tolerance():
+    doc = compare_baseline(run_document(nccl=42.0), run_document(nccl=46.2), 0.1)
+    gpu1 = doc["nodes"][0]
+    assert gpu1["checks"][-1]["status"] == "pass"
+    assert gpu1["checks"][-1]["message"] == "2 results within 0.1 of the baseline"
+    assert doc["nodes"][1]["checks"][-1]["message"] == "1 results within 0.1 of the baseline"
+
+
+def test_compare_baseline_upgrades_a_passing_node_to_warn():
+    nodes = {"gpu1": evaluate({"nvidia_smi": smi(*H100)}, {})}
+    baseline = validation_document(RUN, nodes, [judge("nccl_all_reduce", ["gpu1", "gpu2"], 46.2, NCCL_45)], [], {})
+    doc = validation_document(RUN, nodes, [judge("nccl_all_reduce", ["gpu1", "gpu2"], 45.5, NCCL_45)], [], {})
+    assert doc["verdict"] == "pass"
+    doc = compare_baseline(doc, baseline, 0.01)
+    assert (doc["nodes"][0]["verdict"], doc["verdict"]) == ("warn", "warn")
+
+
+def test_compare_baseline_uses_the_lowest_baseline_value():
+    nodes = {"gpu1": evaluate({"nvidia_smi": smi(*H100)}, {})}
+    baseline = validation_document(RUN, nodes, [judge("nccl_all_reduce", ["gpu1", "gpu2"], 46.2, NCCL_45),
+                                                judge("nccl_all_reduce", ["gpu3", "gpu1"], 44.0, NCCL_45)], [], {})
+    doc = compare_baseline(validation_document(RUN, nodes, [judge("nccl_all_reduce", ["gpu1", "gpu2"], 40.0, NCCL_45)], [], {}),
+                           baseline, 0.1)
+    assert doc["nodes"][0]["checks"][15]["baseline"] == 44.0
+    assert doc["nodes"][0]["checks"][-1]["message"] == "1 results within 0.1 of the baseline"
+
+
+def test_compare_baseline_without_baseline_or_with_the_wrong_schema():
+    doc = run_document()
+    assert compare_baseline(doc, None, 0.1) is doc
+    assert compare_baseline(doc, {}, 0.1) is doc
+    with pytest.raises(RuleError) as exc:
+        compare_baseline(run_document(), {"schema": "gpucluster.core/validation-result/v0", "nodes": []}, 0.1)
+    assert str(exc.value) == ("validation baseline: schema is 'gpucluster.core/validation-result/v0', "
+                              "expected gpucluster.core/validation-result/v1")
+
+
+def test_compare_baseline_node_not_in_baseline():
+    baseline = validation_document(RUN, {}, [], [], {})
+    doc = compare_baseline(run_document(), baseline, 0.1)
+    assert [c["check"] for c in doc["nodes"][0]["checks"]][-1] == "slurm_gpu_job"
+    assert doc["counts"] == run_document()["counts"]
+
+
+def test_summary_lines():
+    lines = summary_lines(run_document())
+    assert lines[0] == "validation 20261124T1012: FAIL (pass 14, warn 1, fail 4, skip 16)"
+    assert lines[1] == "gpu1 FAIL - nccl_all_reduce: 40.1 GB/s measured, >= 45 expected"
+    assert lines[2] == (
+        "gpu2 FAIL [drained] - persistence_mode: persistence mode off on GPU0 (00000000:00:1E.0) and "
+        "nvidia-persistenced is not running; pcie_link: PCIe link narrower than the device's maximum on GPU0 "
+        "(00000000:00:1E.0): x8 of x16; nccl_all_reduce: 40.1 GB/s measured, >= 45 expected; slurm_gpu_job: srun "
+        "exited 1: srun: error: Unable to allocate resources: Requested node configuration is not available")
+    assert lines[3:] == [
+        "nccl_all_reduce gpu1,gpu2 FAIL - 40.1 GB/s measured, >= 45 expected",
+        "ib_write_bw gpu1,gpu2 PASS - 361.2 Gb/s measured, >= 360 expected (no fabric here: judged on the recorded "
+        "output /srv/validation/ib_write_bw.txt, not on these nodes)",
+        "slurm_gpu_job gpu1 PASS - the job got 1 GPUs and its devices cgroup allowed exactly those",
+        "slurm_gpu_job gpu2 FAIL - srun exited 1: srun: error: Unable to allocate resources: Requested node "
+        "configuration is not available",
+    ]
+
+
+def test_summary_lines_leave_out_passing_nodes():
+    nodes = {"gpu1": evaluate({"nvidia_smi": smi(*H100)}, {}), "gpu2": evaluate({"nvidia_smi": smi(*T4)}, {})}
+    lines = summary_lines(validation_document(RUN, nodes, [], [], {}))
+    assert not any(line.startswith("gpu1 ") for line in lines)
+
+
+def test_document_judges_a_slow_pair_by_its_blame():
+    """The node at fault fails, its partner passes, round two's pairs count for no node."""
+    nccl = {"value": 45.0, "unit": "GB/s", "source": "x"}
+    first = [judge("nccl_all_reduce", ["gpu1", "gpu2"], 46.0, nccl), judge("nccl_all_reduce", ["gpu3", "gpu1"], 20.0, nccl)]
+    second = [judge("nccl_all_reduce", ["gpu3", "gpu2"], 21.0, nccl)]
+    doc = validation_document(RUN, {"gpu1": [], "gpu2": [], "gpu3": []}, fabric_rounds(first, second), [], {})
+    by_host = {n["host"]: n for n in doc["nodes"]}
+    # gpu1 is in two pairs (odd count): one check, the worst status and its lowest figure, both messages
+    assert [(c["status"], c["measured"], c["message"]) for c in by_host["gpu1"]["checks"]] == [
+        ("pass", 46.0, "with gpu2: 46 GB/s measured, >= 45 expected;"
+                       " with gpu3: slow with gpu3, which was slow again with another node")]
+    assert [(c["status"], c["message"]) for c in by_host["gpu2"]["checks"]] == [
+        ("pass", "46 GB/s measured, >= 45 expected")]
+    assert [(c["status"], c["message"]) for c in by_host["gpu3"]["checks"]] == [
+        ("fail", "slow with gpu1 and again with another node")]
+    assert [n["verdict"] for n in doc["nodes"]] == ["pass", "pass", "fail"]
+    assert doc["verdict"] == "fail"
+    assert [(p["hosts"], p["round"]) for p in doc["pairs"]] == [(["gpu1", "gpu2"], 1), (["gpu3", "gpu1"], 1), (["gpu3", "gpu2"], 2)]
+
+
+def test_document_merges_a_nodes_two_pairs_into_its_worst():
+    """Without round two, the odd node's two results of a check: the failing one, with both messages."""
+    nccl = {"value": 45.0, "unit": "GB/s", "source": "x"}
+    pair_results = [judge("nccl_all_reduce", ["gpu1", "gpu2"], 46.0, nccl),
+                    judge("nccl_all_reduce", ["gpu3", "gpu1"], 20.0, nccl),
+                    judge("nccl_all_reduce", ["gpu4", "gpu1"], 30.0, nccl)]
+    doc = validation_document(RUN, {"gpu1": []}, pair_results, [], {})
+    assert doc["nodes"][0]["checks"] == [{
+        "check": "nccl_all_reduce", "kind": "active", "status": "fail", "measured": 20.0, "expected": 45.0,
+        "unit": "GB/s", "source": "x", "baseline": None,
+        "message": "with gpu2: 46 GB/s measured, >= 45 expected; with gpu3: 20 GB/s measured, >= 45 expected;"
+                   " with gpu4: 30 GB/s measured, >= 45 expected"}]

@@ -20,9 +20,19 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_role(tmp_path: Path, role: str, hosts: dict, groups: dict, group_vars: dict, extra_args=()):
+def seed_fact_cache(path: Path, facts_by_host: dict) -> None:
+    """Write facts the way Ansible's jsonfile fact cache keeps them (``ansible_distribution``, ...)."""
+    from ansible.plugins.loader import cache_loader  # pylint: disable=import-outside-toplevel
+
+    cache = cache_loader.get("jsonfile", _uri=str(path), _timeout=86400)
+    for host, facts in facts_by_host.items():
+        cache.set(host, facts)
+
+
+def run_role(tmp_path: Path, role: str, hosts: dict, groups: dict, group_vars: dict, extra_args=(), facts=None):
     """hosts: name -> host vars; groups: group -> [host names]; group_vars apply to all;
-    extra_args go to ansible-playbook (e.g. --limit)."""
+    extra_args go to ansible-playbook (e.g. --limit); facts: host -> facts the hosts have from a
+    fact cache (none otherwise)."""
     missing = f"gpc-absent-{uuid.uuid4().hex[:8]}"
     children = {name: {"hosts": {h: None for h in members}} for name, members in groups.items()}
     inventory = {
@@ -48,6 +58,10 @@ def run_role(tmp_path: Path, role: str, hosts: dict, groups: dict, group_vars: d
                ANSIBLE_CACHE_PLUGIN="memory",
                # Unpipelined, a missing container reads as unreachable (pipelined: a failed module).
                ANSIBLE_PIPELINING="0")
+    if facts:
+        seed_fact_cache(tmp_path / "facts", facts)
+        env.update(ANSIBLE_CACHE_PLUGIN="jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=str(tmp_path / "facts"),
+                   ANSIBLE_CACHE_PLUGIN_TIMEOUT="86400")
     return subprocess.run(
         ["ansible-playbook", "-i", str(tmp_path / "inventory.yml"), str(tmp_path / "play.yml"), *extra_args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,

@@ -98,10 +98,11 @@ def test_the_escape_hatch_runs_the_role_anyway(tmp_path):
     # needs a host (which does not exist).
     hosts = {"master": {"base_os_addresses": {"management": "192.168.1.10"}},
              "worker1": {"base_os_addresses": {"management": "192.168.1.11"}}}
+    for name in ("refused", "allowed"):
+        (tmp_path / name).mkdir()
     refused = run_role(tmp_path / "refused", "gpucluster.core.base_os", hosts=hosts, groups=GROUPS, group_vars={},
-                       facts={h: FACTS for h in HOSTS}) if (tmp_path / "refused").mkdir() is None else None
+                       facts={h: FACTS for h in HOSTS})
     assert_refused_untouched(refused, "Set base_os_allow_unsupported_os=true to try anyway.")
-    (tmp_path / "allowed").mkdir()
     allowed = run_role(tmp_path / "allowed", "gpucluster.core.base_os", hosts=hosts, groups=GROUPS,
                        group_vars={"base_os_allow_unsupported_os": True}, facts={h: FACTS for h in HOSTS})
     assert_passes_validation(allowed, HOSTS, "not supported")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write the parts of the documentation that are derived from data, or check them (--check).
@@ -221,10 +220,10 @@ def role_support_block(role: str) -> str:
 
 def top_support_block() -> str:
     columns = _columns()
-    lines = ["| role | %s |" % " | ".join(label for label, _ in columns),
+    lines = ["| role | %s |" % " | ".join(label for label, _releases in columns),
              "|---|" + "---|" * len(columns)]
     for role in roles():
-        lines.append("| %s | %s |" % (role, " | ".join(_status(role, releases) for _, releases in columns)))
+        lines.append("| %s | %s |" % (role, " | ".join(_status(role, releases) for _label, releases in columns)))
     lines += ["", LEGEND, "", "Where each role ran:", ""]
     for label, releases in columns:
         proven: Dict[str, List[str]] = {}
@@ -318,7 +317,7 @@ def expected_files() -> Dict[Path, str]:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each file that differs")
     args = parser.parse_args(argv)
     differ = []

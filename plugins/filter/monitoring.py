@@ -5,7 +5,10 @@ rules of the DCGM exporter's repository, whose defaults need facts), monitoring_
 (Prometheus's scrape jobs from the inventory), monitoring_alertmanager_peers (the other monitoring
 hosts' Alertmanagers, for gossip), monitoring_counters_csv (the DCGM exporter's
 counters file), monitoring_dashboard_queries (a Grafana dashboard's PromQL, ready to ask
-Prometheus) and monitoring_pinned_packages (a package list with one package at its pinned version).
+Prometheus), monitoring_pinned_packages (a package list with one package at its pinned version),
+monitoring_plan (a host's firewall ports and restart checks), monitoring_service_flags (the flags
+of its services), monitoring_stale_services (the services a failed run left running with old
+settings) and monitoring_artifacts (what the role downloads on a host, for playbooks/artifacts.yml).
 
 Documented in the .yml files of the same names beside this file."""
 
@@ -13,8 +16,8 @@ from __future__ import annotations
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._monitoring import (
-    alertmanager_peers, counters_csv, dashboard_queries, dcgm_repo_errors, monitoring_errors, per_host, pinned_packages,
-    scrape_configs)
+    alertmanager_peers, artifacts, counters_csv, dashboard_queries, dcgm_repo_errors, host_plan, monitoring_errors, per_host,
+    pinned_packages, scrape_configs, service_flags, stale_services)
 
 
 def _monitoring_errors(hostvars, hosts, defaults):
@@ -46,4 +49,8 @@ class FilterModule:
             "monitoring_alertmanager_peers": as_filter("monitoring_alertmanager_peers", _monitoring_alertmanager_peers),
             "monitoring_dashboard_queries": as_filter("monitoring_dashboard_queries", dashboard_queries),
             "monitoring_pinned_packages": as_filter("monitoring_pinned_packages", pinned_packages),
+            "monitoring_plan": as_filter("monitoring_plan", host_plan),
+            "monitoring_service_flags": as_filter("monitoring_service_flags", service_flags),
+            "monitoring_stale_services": as_filter("monitoring_stale_services", stale_services),
+            "monitoring_artifacts": as_filter("monitoring_artifacts", artifacts),
         }

@@ -12,6 +12,7 @@ with its variables replaced as Grafana's "All" does, for checks against a real P
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
@@ -511,3 +512,161 @@ def dashboard_queries(dashboard: Any) -> List[Dict[str, str]]:
             out.append({"panel": title, "label": "",
                         "expr": _substitute(expr, values, "%s panel %r" % (where, title))})
     return out
+
+
+# --- The host's plan: ports, flags and the restarts to check -----------------------------------
+# Its input is a dict the role's vars build (``__monitoring_plan_input``). Ansible hands a filter a
+# lazy dict, whose values are worked out when read: only what the host's parts need is read (the
+# Alertmanager peers, say, only on a monitoring host).
+
+# The parts of the monitoring a host can run, in the order of their ports and restart checks.
+PARTS = ("node_exporter", "dcgm", "server", "grafana")
+# What the restart read (tasks/services.yml) gets from systemd for each service, in UTC.
+_STARTED = "ActiveEnterTimestamp="
+
+
+def firewall_ports(plan: Mapping[str, Any], runs: Mapping[str, bool]) -> List[str]:
+    """The ports the firewall opens for the parts that run, as ``port/protocol``."""
+    ports = []
+    if runs["node_exporter"]:
+        ports.append("%d/tcp" % plan["node_exporter_port"])
+    if runs["dcgm"]:
+        ports.append("%d/tcp" % plan["dcgm_exporter_port"])
+    if runs["server"]:
+        cluster = plan["alertmanager_cluster_port"]
+        ports += ["%d/tcp" % plan["prometheus_port"], "%d/tcp" % plan["alertmanager_port"],
+                  "%d/tcp" % cluster, "%d/udp" % cluster]
+    if runs["grafana"]:
+        ports.append("%d/tcp" % plan["grafana_port"])
+    return ports
+
+
+def node_exporter_args(plan: Mapping[str, Any]) -> List[str]:
+    """The node exporter's flags: its port, the textfile folder, then the site's own."""
+    return (["--web.listen-address=:%s" % plan["node_exporter_port"],
+             "--collector.textfile.directory=%s" % plan["textfile_dir"]]
+            + list(plan["node_exporter_args"]))
+
+
+def prometheus_args(plan: Mapping[str, Any]) -> List[str]:
+    """Prometheus's flags; the retention size only where one is set."""
+    args = ["--config.file=%s" % plan["prometheus_config"],
+            "--web.listen-address=:%s" % plan["prometheus_port"],
+            "--storage.tsdb.path=%s" % plan["storage_path"],
+            "--storage.tsdb.retention.time=%s" % plan["retention_time"]]
+    if plan["retention_size"]:
+        args.append("--storage.tsdb.retention.size=%s" % plan["retention_size"])
+    return args
+
+
+def alertmanager_args(plan: Mapping[str, Any]) -> List[str]:
+    """Alertmanager's flags: with peers it gossips on its cluster port, alone it does not."""
+    args = ["--config.file=%s" % plan["alertmanager_config"], "--storage.path=%s" % plan["alertmanager_storage"],
+            "--web.listen-address=:%s" % plan["alertmanager_port"]]
+    peers = list(plan["alertmanager_peers"])
+    if not peers:
+        return args + ["--cluster.listen-address="]
+    return (args + ["--cluster.listen-address=0.0.0.0:%s" % plan["alertmanager_cluster_port"]]
+            + ["--cluster.peer=%s" % peer for peer in peers])
+
+
+def _runs(plan: Mapping[str, Any]) -> Dict[str, bool]:
+    return {part: bool(plan[part]) for part in PARTS}
+
+
+def host_plan(plan: Mapping[str, Any]) -> Dict[str, Any]:
+    """What runs where, for one host, from the parts it runs (``node_exporter``, ``dcgm``,
+    ``server``, ``grafana``): ``firewall_ports``; ``restart_checks``, each service with a file
+    whose change needs it restarted (``{service, file}``, from ``restart_files`` ({part: [[service,
+    file], ...]}) of the parts that run); and ``restart_services`` and ``restart_files``, each of
+    them once, for the one read of when the services last became active and the files last
+    changed (tasks/services.yml; ``stale_services`` compares them). The services' flags are
+    ``service_flags``: they need the Alertmanager peers, worked out from the whole inventory."""
+    runs = _runs(plan)
+    restart_files = plan["restart_files"]
+    checks = [{"service": service, "file": path}
+              for part in PARTS if runs[part]
+              for service, path in restart_files.get(part) or []]
+    return {"firewall_ports": firewall_ports(plan, runs), "restart_checks": checks,
+            "restart_services": list(dict.fromkeys(check["service"] for check in checks)),
+            "restart_files": list(dict.fromkeys(check["file"] for check in checks))}
+
+
+def service_flags(plan: Mapping[str, Any]) -> Dict[str, List[str]]:
+    """The flags of the services the host runs (their /etc/default ARGS lines): ``node_exporter``,
+    ``prometheus`` and ``alertmanager``, each empty where its part does not run."""
+    runs = _runs(plan)
+    return {"node_exporter": node_exporter_args(plan) if runs["node_exporter"] else [],
+            "prometheus": prometheus_args(plan) if runs["server"] else [],
+            "alertmanager": alertmanager_args(plan) if runs["server"] else []}
+
+
+def _utc_seconds(text: str) -> Optional[int]:
+    """Seconds since the epoch of a systemd timestamp in UTC (``Thu 2024-05-02 08:11:12 UTC``);
+    None for an empty one (never active) or another form."""
+    fields = text.split()
+    if len(fields) != 4 or fields[3] != "UTC":
+        return None
+    try:
+        moment = datetime.datetime.strptime(fields[1] + " " + fields[2], "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return None
+    return int(moment.replace(tzinfo=datetime.timezone.utc).timestamp())
+
+
+def stale_services(text: str, checks: Sequence[Mapping[str, str]]) -> List[str]:
+    """The services that last became active before one of their files last changed (a restart a
+    failed or interrupted run never made), each once, in the order of ``checks``, from the output
+    of the restart read: ``ActiveEnterTimestamp=`` lines of ``systemctl show`` in UTC, one per
+    service of ``checks`` in order, then ``<epoch seconds> <path>`` lines of ``stat`` (none for a
+    missing file). A service never active, a missing file, or a read that does not list every
+    service (systemctl failed) restarts nothing."""
+    services = list(dict.fromkeys(check["service"] for check in checks))
+    lines = text.splitlines()
+    started_at = [_utc_seconds(line[len(_STARTED):]) for line in lines if line.startswith(_STARTED)]
+    if len(started_at) != len(services):
+        return []
+    started = dict(zip(services, started_at))
+    changed: Dict[str, int] = {}
+    for line in lines:
+        seconds, _sep, path = line.partition(" ")
+        if seconds.isdigit() and path:
+            changed[path] = int(seconds)
+    stale: List[str] = []
+    for check in checks:
+        since, mtime = started[check["service"]], changed.get(check["file"])
+        if since is not None and mtime is not None and mtime > since and check["service"] not in stale:
+            stale.append(check["service"])
+    return stale
+
+
+def artifacts(plan: Mapping[str, Any]) -> Dict[str, Any]:
+    """The role's record for playbooks/artifacts.yml on one host: the DCGM exporter's repository
+    (from packages) or image (in a container) on a GPU node, Grafana's repository and dashboard
+    downloads on a monitoring host with Grafana, and the distribution's node exporter and server
+    packages (none where the distribution is not supported: its package names are not loaded).
+
+    ``plan`` (a lazy dict: a part's values are read only where it runs) holds ``supported``, the
+    parts (``node_exporter``, ``dcgm``, ``server``, ``grafana``), ``dcgm_source``, the
+    repositories with their packages (``dcgm_repository``, ``dcgm_packages``,
+    ``grafana_repository``, ``grafana_packages``), ``dashboard_urls``, ``dcgm_image``,
+    ``node_exporter_package`` and ``server_packages``."""
+    supported, dcgm, grafana = bool(plan["supported"]), bool(plan["dcgm"]), bool(plan["grafana"])
+    repositories = []
+    if dcgm and plan["dcgm_source"] == "package":
+        repositories.append(dict(plan["dcgm_repository"], packages=list(plan["dcgm_packages"]), pins=[]))
+    if grafana:
+        repositories.append(dict(plan["grafana_repository"], packages=list(plan["grafana_packages"]), pins=[]))
+    packages: List[str] = []
+    if supported and plan["node_exporter"]:
+        packages.append(plan["node_exporter_package"])
+    if supported and plan["server"]:
+        packages.extend(plan["server_packages"])
+    return {
+        "role": "monitoring",
+        "supported": supported,
+        "repositories": repositories,
+        "files": list(plan["dashboard_urls"]) if grafana else [],
+        "images": [plan["dcgm_image"]] if dcgm and plan["dcgm_source"] == "container" else [],
+        "distribution_packages": packages,
+    }

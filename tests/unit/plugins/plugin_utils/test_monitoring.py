@@ -12,8 +12,8 @@ import re
 import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._monitoring import (
-    DCGM_COUNTERS, alertmanager_peers, counters_csv, dashboard_queries, dcgm_repo_errors, is_gpu_node, monitoring_errors,
-    per_host, pinned_packages, scrape_configs)
+    DCGM_COUNTERS, alertmanager_peers, artifacts, counters_csv, dashboard_queries, dcgm_repo_errors, host_plan, is_gpu_node,
+    monitoring_errors, per_host, pinned_packages, scrape_configs, service_flags, stale_services)
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
 DEFAULTS = {
@@ -477,3 +477,182 @@ def test_bad_dcgm_repo(repo_url, key_url, messages):
 def test_dcgm_repo_input_must_be_a_dict():
     with pytest.raises(RuleError, match="monitoring_dcgm_repo_errors: the input must be a dict"):
         dcgm_repo_errors([CUDA_REPO], "gpu1")
+
+
+class Unread(dict):
+    """A plan input whose UNREAD values fail when read, as the lazy dict Ansible hands a filter would
+    with a variable that cannot be worked out there (the peers off a monitoring host, a package name
+    the distribution's file did not load)."""
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        if value is UNREAD:
+            raise AssertionError("%s was read" % key)
+        return value
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
+UNREAD = object()
+
+RESTART_FILES = {
+    "node_exporter": [["prometheus-node-exporter", "/etc/default/prometheus-node-exporter"]],
+    "dcgm": [["gpucluster-dcgm-exporter", "/etc/systemd/system/gpucluster-dcgm-exporter.service"],
+             ["gpucluster-dcgm-exporter", "/etc/dcgm-exporter/gpucluster-counters.csv"]],
+    "server": [["prometheus", "/etc/default/prometheus"], ["prometheus-alertmanager", "/etc/default/prometheus-alertmanager"]],
+    "grafana": [["grafana-server", "/etc/grafana/gpucluster.env"],
+                ["grafana-server", "/etc/systemd/system/grafana-server.service.d/gpucluster.conf"],
+                ["grafana-server", "/etc/grafana/provisioning/datasources/gpucluster.yaml"]],
+}
+
+
+def plan_input(**parts):
+    """The role's defaults on a host running ``parts``; a part that does not run has its values unread."""
+    runs = {part: parts.get(part, False) for part in ("node_exporter", "dcgm", "server", "grafana")}
+    server = UNREAD if not runs["server"] else None
+    return Unread(runs, node_exporter_port=9100, textfile_dir="/var/lib/prometheus/node-exporter",
+                  node_exporter_args=parts.get("node_exporter_args", []), dcgm_exporter_port=9400,
+                  prometheus_port=9090, prometheus_config=server or "/etc/prometheus/prometheus.yml",
+                  storage_path=server or "/var/lib/prometheus/metrics2", retention_time=server or "30d",
+                  retention_size=server or parts.get("retention_size", ""),
+                  alertmanager_port=9093, alertmanager_cluster_port=9094,
+                  alertmanager_config=server or "/etc/prometheus/alertmanager.yml",
+                  alertmanager_storage=server or "/var/lib/prometheus/alertmanager",
+                  alertmanager_peers=server or parts.get("peers", []), grafana_port=3000,
+                  restart_files=Unread({part: files if runs[part] else UNREAD for part, files in RESTART_FILES.items()}))
+
+
+@pytest.mark.parametrize("parts, ports, services", [
+    ({}, [], []),
+    ({"node_exporter": True}, ["9100/tcp"], ["prometheus-node-exporter"]),
+    ({"node_exporter": True, "dcgm": True}, ["9100/tcp", "9400/tcp"],
+     ["prometheus-node-exporter", "gpucluster-dcgm-exporter", "gpucluster-dcgm-exporter"]),
+    ({"server": True}, ["9090/tcp", "9093/tcp", "9094/tcp", "9094/udp"], ["prometheus", "prometheus-alertmanager"]),
+    ({"node_exporter": True, "server": True, "grafana": True},
+     ["9100/tcp", "9090/tcp", "9093/tcp", "9094/tcp", "9094/udp", "3000/tcp"],
+     ["prometheus-node-exporter", "prometheus", "prometheus-alertmanager", "grafana-server", "grafana-server",
+      "grafana-server"]),
+], ids=str)
+def test_ports_and_restart_checks_of_the_parts_that_run(parts, ports, services):
+    plan = host_plan(plan_input(**parts))
+    assert plan["firewall_ports"] == ports
+    assert [check["service"] for check in plan["restart_checks"]] == services
+
+
+def test_the_restart_read_asks_each_service_and_file_once():
+    plan = host_plan(plan_input(node_exporter=True, dcgm=True))
+    assert plan["restart_checks"] == [
+        {"service": "prometheus-node-exporter", "file": "/etc/default/prometheus-node-exporter"},
+        {"service": "gpucluster-dcgm-exporter", "file": "/etc/systemd/system/gpucluster-dcgm-exporter.service"},
+        {"service": "gpucluster-dcgm-exporter", "file": "/etc/dcgm-exporter/gpucluster-counters.csv"}]
+    assert plan["restart_services"] == ["prometheus-node-exporter", "gpucluster-dcgm-exporter"]
+    assert plan["restart_files"] == ["/etc/default/prometheus-node-exporter",
+                                     "/etc/systemd/system/gpucluster-dcgm-exporter.service",
+                                     "/etc/dcgm-exporter/gpucluster-counters.csv"]
+
+
+def test_nothing_to_read_where_nothing_runs():
+    plan = host_plan(plan_input())
+    assert (plan["restart_checks"], plan["restart_services"], plan["restart_files"]) == ([], [], [])
+
+
+@pytest.mark.parametrize("parts, expected", [
+    ({}, {"node_exporter": [], "prometheus": [], "alertmanager": []}),
+    ({"node_exporter": True, "node_exporter_args": ["--collector.systemd"]},
+     {"node_exporter": ["--web.listen-address=:9100", "--collector.textfile.directory=/var/lib/prometheus/node-exporter",
+                        "--collector.systemd"],
+      "prometheus": [], "alertmanager": []}),
+    # A single monitoring host: no gossip.
+    ({"server": True},
+     {"node_exporter": [],
+      "prometheus": ["--config.file=/etc/prometheus/prometheus.yml", "--web.listen-address=:9090",
+                     "--storage.tsdb.path=/var/lib/prometheus/metrics2", "--storage.tsdb.retention.time=30d"],
+      "alertmanager": ["--config.file=/etc/prometheus/alertmanager.yml", "--storage.path=/var/lib/prometheus/alertmanager",
+                       "--web.listen-address=:9093", "--cluster.listen-address="]}),
+    ({"server": True, "retention_size": "500GB", "peers": ["mon2:9094", "10.0.0.3:9194"]},
+     {"node_exporter": [],
+      "prometheus": ["--config.file=/etc/prometheus/prometheus.yml", "--web.listen-address=:9090",
+                     "--storage.tsdb.path=/var/lib/prometheus/metrics2", "--storage.tsdb.retention.time=30d",
+                     "--storage.tsdb.retention.size=500GB"],
+      "alertmanager": ["--config.file=/etc/prometheus/alertmanager.yml", "--storage.path=/var/lib/prometheus/alertmanager",
+                       "--web.listen-address=:9093", "--cluster.listen-address=0.0.0.0:9094",
+                       "--cluster.peer=mon2:9094", "--cluster.peer=10.0.0.3:9194"]}),
+], ids=str)
+def test_service_flags(parts, expected):
+    assert service_flags(plan_input(**parts)) == expected
+
+
+def test_the_host_plan_does_not_need_the_peers():
+    entries = plan_input(node_exporter=True, server=True)
+    entries["alertmanager_peers"] = UNREAD
+    assert host_plan(entries)["firewall_ports"] == ["9100/tcp", "9090/tcp", "9093/tcp", "9094/tcp", "9094/udp"]
+
+
+CHECKS = [{"service": "prometheus", "file": "/etc/default/prometheus"},
+          {"service": "grafana-server", "file": "/etc/grafana/gpucluster.env"},
+          {"service": "grafana-server", "file": "/etc/grafana/provisioning/datasources/gpucluster.yaml"}]
+# 1714637472 is Thu 2024-05-02 08:11:12 UTC.
+STARTED = "ActiveEnterTimestamp=Thu 2024-05-02 08:11:12 UTC"
+
+
+@pytest.mark.parametrize("read, expected", [
+    # Both started after (or in the same second as) their files last changed.
+    ("%s\n\n%s\n1714637472 /etc/default/prometheus\n1714637000 /etc/grafana/gpucluster.env\n" % (STARTED, STARTED), []),
+    ("%s\n\n%s\n1714637473 /etc/default/prometheus\n" % (STARTED, STARTED), ["prometheus"]),
+    # A service with two changed files restarts once.
+    ("%s\n\n%s\n1714637473 /etc/grafana/gpucluster.env\n1714637999 /etc/grafana/provisioning/datasources/gpucluster.yaml\n"
+     % (STARTED, STARTED), ["grafana-server"]),
+    ("%s\n\n%s\n1714637999 /etc/grafana/gpucluster.env\n1714637999 /etc/default/prometheus\n" % (STARTED, STARTED),
+     ["prometheus", "grafana-server"]),
+    # Never active (not installed yet), or no file: nothing to restart.
+    ("ActiveEnterTimestamp=\n\n%s\n1714637999 /etc/default/prometheus\n" % STARTED, []),
+    ("%s\n\n%s\n" % (STARTED, STARTED), []),
+    # systemctl failed (no systemd): nothing is known.
+    ("1714637999 /etc/default/prometheus\n", []),
+    ("", []),
+    # A zone other than UTC is not compared.
+    ("ActiveEnterTimestamp=Thu 2024-05-02 10:11:12 CEST\n\n%s\n1714637999 /etc/default/prometheus\n" % STARTED, []),
+], ids=["current", "one-stale", "once", "two-stale", "never-active", "no-files", "no-systemd", "empty", "not-utc"])
+def test_stale_services(read, expected):
+    assert stale_services(read, CHECKS) == expected
+
+
+RECORD = {"role": "monitoring", "supported": True, "repositories": [], "files": [], "images": [],
+          "distribution_packages": []}
+DCGM_REPOSITORY = {"name": "cuda", "description": "NVIDIA CUDA", "url": CUDA_REPO, "key_url": CUDA_REPO + "3bf863cc.pub"}
+GRAFANA_REPOSITORY = {"name": "grafana", "description": "Grafana", "url": "https://apt.grafana.com",
+                      "key_url": "https://apt.grafana.com/gpg.key", "suites": ["stable"], "components": ["main"]}
+DCGM_PACKAGES = [{"name": "datacenter-gpu-manager-exporter", "version": "", "spec": "datacenter-gpu-manager-exporter"}]
+GRAFANA_PACKAGES = [{"name": "grafana", "version": "12.0.2", "spec": "grafana=12.0.2"}]
+DASHBOARDS = [{"name": "nvidia-dcgm-exporter", "url": "https://example.com/dashboard.json", "checksum": ""}]
+
+
+def artifacts_input(supported=True, node_exporter=True, dcgm=False, source="package", server=False, grafana=False):
+    return Unread(supported=supported, node_exporter=node_exporter, dcgm=dcgm, dcgm_source=source, server=server,
+                  grafana=grafana, dcgm_repository=DCGM_REPOSITORY if dcgm and source == "package" else UNREAD,
+                  dcgm_packages=DCGM_PACKAGES if dcgm and source == "package" else UNREAD,
+                  dcgm_image="nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3" if dcgm and source == "container" else UNREAD,
+                  grafana_repository=GRAFANA_REPOSITORY if grafana else UNREAD,
+                  grafana_packages=GRAFANA_PACKAGES if grafana else UNREAD, dashboard_urls=DASHBOARDS if grafana else UNREAD,
+                  node_exporter_package="prometheus-node-exporter" if supported and node_exporter else UNREAD,
+                  server_packages=["prometheus", "prometheus-alertmanager"] if supported and server else UNREAD)
+
+
+@pytest.mark.parametrize("entries, expected", [
+    (artifacts_input(), dict(RECORD, distribution_packages=["prometheus-node-exporter"])),
+    (artifacts_input(supported=False, server=True), dict(RECORD, supported=False)),
+    (artifacts_input(node_exporter=False, dcgm=True),
+     dict(RECORD, repositories=[dict(DCGM_REPOSITORY, packages=DCGM_PACKAGES, pins=[])])),
+    (artifacts_input(dcgm=True, source="container"),
+     dict(RECORD, images=["nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3"], distribution_packages=["prometheus-node-exporter"])),
+    (artifacts_input(server=True, grafana=True),
+     dict(RECORD, repositories=[dict(GRAFANA_REPOSITORY, packages=GRAFANA_PACKAGES, pins=[])], files=DASHBOARDS,
+          distribution_packages=["prometheus-node-exporter", "prometheus", "prometheus-alertmanager"])),
+    (artifacts_input(dcgm=True, server=True, grafana=True),
+     dict(RECORD, repositories=[dict(DCGM_REPOSITORY, packages=DCGM_PACKAGES, pins=[]),
+                                dict(GRAFANA_REPOSITORY, packages=GRAFANA_PACKAGES, pins=[])], files=DASHBOARDS,
+          distribution_packages=["prometheus-node-exporter", "prometheus", "prometheus-alertmanager"])),
+], ids=["node", "unsupported", "dcgm-package", "dcgm-container", "server-grafana", "all"])
+def test_artifacts(entries, expected):
+    assert artifacts(entries) == expected

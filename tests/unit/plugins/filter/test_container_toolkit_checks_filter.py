@@ -15,7 +15,9 @@ container_toolkit_failed_hosts = FILTERS["container_toolkit_failed_hosts"]
 
 
 def test_filters_are_registered():
-    assert sorted(FILTERS) == ["container_toolkit_failed_hosts", "container_toolkit_missing_versions"]
+    assert sorted(FILTERS) == ["container_toolkit_artifacts", "container_toolkit_failed_hosts",
+                               "container_toolkit_missing_versions", "container_toolkit_other_engine",
+                               "container_toolkit_plan"]
 
 
 def test_missing_versions():
@@ -40,4 +42,16 @@ def test_failed_hosts():
 def test_bad_input(call, message):
     with pytest.raises(AnsibleFilterError) as exc:
         call()
+    assert str(exc.value) == message
+
+
+@pytest.mark.parametrize("name, args, message", [
+    ("container_toolkit_plan", ({"version": "1.17.8-1"},),
+     "container_toolkit_plan: the input is not of the expected shape (KeyError: 'separator')"),
+    ("container_toolkit_other_engine", ({}, "distribution", {"distribution": "docker.io"}, "n1"),
+     "container_toolkit_other_engine: the input is not of the expected shape (KeyError: 'docker')"),
+])
+def test_plans_turn_bad_input_into_filter_errors(name, args, message):
+    with pytest.raises(AnsibleFilterError) as exc:
+        FILTERS[name](*args)
     assert str(exc.value) == message

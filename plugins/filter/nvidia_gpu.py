@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""NVIDIA GPU filters: nvidia_gpu_architecture, nvidia_kernel_modules, nvidia_cuda_repo_path and
-nvidia_driver_reboot_reasons.
+"""NVIDIA GPU filters: nvidia_gpu_architecture, nvidia_kernel_modules, nvidia_cuda_repo_path,
+nvidia_driver_reboot_reasons, nvidia_driver_device_ids and nvidia_driver_artifacts.
 
 Documentation lives beside this file in a .yml file per filter; the logic is in
-module_utils/_gpu_arch.py and plugin_utils/_nvidia_repo.py and _nvidia_reboot.py.
+module_utils/_gpu_arch.py and plugin_utils/_nvidia_repo.py, _nvidia_reboot.py and _nvidia_driver_plan.py.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils._nvidia_driver_plan import artifacts, device_ids
 from ansible_collections.gpucluster.core.plugins.plugin_utils._nvidia_reboot import reboot_reasons
 from ansible_collections.gpucluster.core.plugins.plugin_utils._nvidia_repo import cuda_repo_path
 from ansible_collections.gpucluster.core.plugins.module_utils._gpu_arch import (
@@ -50,4 +51,6 @@ class FilterModule(object):
             "nvidia_kernel_modules": nvidia_kernel_modules,
             "nvidia_cuda_repo_path": as_filter("nvidia_cuda_repo_path", cuda_repo_path),
             "nvidia_driver_reboot_reasons": as_filter("nvidia_driver_reboot_reasons", reboot_reasons),
+            "nvidia_driver_device_ids": as_filter("nvidia_driver_device_ids", device_ids),
+            "nvidia_driver_artifacts": as_filter("nvidia_driver_artifacts", artifacts),
         }

@@ -104,3 +104,13 @@ def test_kernel_modules_needs_a_list():
     with pytest.raises(AnsibleFilterError) as exc:
         nvidia_kernel_modules("0x2330")
     assert str(exc.value) == "nvidia_kernel_modules: expected a list of PCI device IDs, got '0x2330'"
+
+
+def test_the_driver_plans_are_filters():
+    from ansible_collections.gpucluster.core.plugins.filter.nvidia_gpu import FilterModule
+
+    filters = FilterModule().filters()
+    assert filters["nvidia_driver_device_ids"]({"pci": {"gpu_count": 1, "gpus": [{"device_id": "0x2330"}]}}) == ["0x2330"]
+    with pytest.raises(AnsibleFilterError, match=r"^nvidia_driver_artifacts: the input is not of the expected shape"
+                                                 r" \(KeyError: 'known'\)$"):
+        filters["nvidia_driver_artifacts"]({})

@@ -390,3 +390,26 @@ def verify_problems(found: Mapping[str, Any], expected: Mapping[str, Any]) -> Li
             out.append("%s: expected %s installed, found %s"
                        % (name, version, ", ".join(installed_versions) or "not installed"))
     return out
+
+
+_CUDNN_TREES = ("include", "lib", "lib64")
+
+
+def cudnn_entries(files: Iterable[Mapping[str, Any]], stage_dir: str, toolkit_dir: str) -> List[Dict[str, Any]]:
+    """The unpacked cuDNN archive's include/, lib/ and lib64/ folders and everything in them (of the
+    ``files`` ansible.builtin.find listed under ``stage_dir``), sorted by path, each with ``dest``,
+    where it goes in the default toolkit (``toolkit_dir``): include/... into its include/, lib/...
+    and lib64/... into its lib64/. Anything else in the archive stays out. The order is Jinja's
+    ``sort(attribute='path')`` (case-insensitive), which the role used before."""
+    entries = []
+    for found in files:
+        path = found["path"]
+        if not path.startswith(stage_dir + "/"):
+            continue
+        relative = path[len(stage_dir) + 1:]
+        top, _sep, rest = relative.partition("/")
+        if top not in _CUDNN_TREES:
+            continue
+        dest = "%s/%s" % (toolkit_dir, "include" if top == "include" else "lib64")
+        entries.append(dict(found, dest=dest + ("/" + rest if rest else "")))
+    return sorted(entries, key=lambda entry: entry["path"].lower())

@@ -10,6 +10,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpucluster.core.plugins.filter import (
     cuda_packages,
+    cuda_plan,
     cuda_rules,
     cuda_unavailable,
     cuda_verify_problems,
@@ -17,6 +18,7 @@ from ansible_collections.gpucluster.core.plugins.filter import (
 )
 
 FILTERS = {
+    "cuda_cudnn_entries": cuda_plan,
     "cuda_errors": cuda_rules,
     "cuda_packages": cuda_packages,
     "cuda_unavailable": cuda_unavailable,
@@ -43,6 +45,8 @@ def test_good_input_passes_through():
         {"name": "cuda-toolkit-12-4", "version": "12.4.1-1", "spec": "cuda-toolkit-12-4=12.4.1-1"}]
     assert _filter("cuda_unavailable")([{"name": "libnccl2", "version": ""}], {"stdout_lines": ["libnccl2 | 2 | x"]},
                                        {"skipped": True}) == []
+    assert _filter("cuda_cudnn_entries")([{"path": "/stage/lib/libcudnn.so"}], "/stage", "/usr/local/cuda-12.4") == [
+        {"path": "/stage/lib/libcudnn.so", "dest": "/usr/local/cuda-12.4/lib64/libcudnn.so"}]
     assert _filter("nvidia_driver_errors")({"nvidia_driver_install": "x"}, host="gpu01")[0] == (
         "host 'gpu01': nvidia_driver_install: must be true, false or auto (got 'x')")
 
@@ -59,6 +63,8 @@ def test_good_input_passes_through():
     ("cuda_unavailable", ([{"version": "1"}], {"stdout_lines": []}), {},
      "cuda_unavailable: the input is not of the expected shape (KeyError: 'name')"),
     ("cuda_verify_problems", ({}, []), {}, "cuda_verify_problems: the input and its argument must be dicts"),
+    ("cuda_cudnn_entries", ([{"name": "x"}], "/stage", "/usr/local/cuda"), {},
+     "cuda_cudnn_entries: the input is not of the expected shape (KeyError: 'path')"),
     ("cuda_verify_problems", ({}, {}), {},
      "cuda_verify_problems: the input is not of the expected shape (KeyError: 'default_toolkit')"),
 ])

@@ -13,6 +13,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Rule
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_cuda import (
     available,
     cuda_errors,
+    cudnn_entries,
     driver_repository,
     packages,
     unavailable,
@@ -448,3 +449,33 @@ def test_verify_every_problem_in_order():
 def test_verify_not_dicts():
     with pytest.raises(RuleError):
         verify_problems([], EXPECTED)
+
+
+STAGE = "/var/cache/gpucluster/cuda/cudnn-linux-x86_64-9.1.0.70_cuda12-archive"
+TOOLKIT = "/usr/local/cuda-12.4"
+
+
+@pytest.mark.parametrize("relative, dest", [
+    ("include", TOOLKIT + "/include"),
+    ("include/cudnn.h", TOOLKIT + "/include/cudnn.h"),
+    ("lib", TOOLKIT + "/lib64"),
+    ("lib/libcudnn.so.9", TOOLKIT + "/lib64/libcudnn.so.9"),
+    ("lib64", TOOLKIT + "/lib64"),
+    ("lib64/stubs/libcudnn.so", TOOLKIT + "/lib64/stubs/libcudnn.so"),
+    # The rest of the archive stays out.
+    ("LICENSE", None),
+    ("library/x.so", None),
+    ("include.h", None),
+])
+def test_where_a_cudnn_archive_file_goes(relative, dest):
+    found = {"path": STAGE + "/" + relative, "isreg": True}
+    expected = [dict(found, dest=dest)] if dest else []
+    assert cudnn_entries([found], STAGE, TOOLKIT) == expected
+
+
+def test_cudnn_entries_are_sorted_by_path_without_regard_to_case():
+    files = [{"path": STAGE + "/lib/libcudnn_adv.so"}, {"path": STAGE + "/lib/Libx.so"}, {"path": STAGE + "/include"},
+             {"path": "/elsewhere/include/cudnn.h"}, {"path": STAGE + "/lib/libcudnn.so"}]
+    assert [(e["path"][len(STAGE):], e["dest"]) for e in cudnn_entries(files, STAGE, TOOLKIT)] == [
+        ("/include", TOOLKIT + "/include"), ("/lib/libcudnn.so", TOOLKIT + "/lib64/libcudnn.so"),
+        ("/lib/libcudnn_adv.so", TOOLKIT + "/lib64/libcudnn_adv.so"), ("/lib/Libx.so", TOOLKIT + "/lib64/Libx.so")]

@@ -1,8 +1,9 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The nfs role's derived data (controller side, pure): a host's client mounts with their fstab
-options, the parse of the role's one read of a node (kernel NFS support, users and groups), and
-what a converged host's exportfs and /proc/mounts lack.
+options, a server's nfs.conf options and firewall ports, the parse of the role's one read of a
+node (kernel NFS support, users and groups), the owners it does not know, and what a converged
+host's exportfs and /proc/mounts lack.
 
 The input was checked by the role's rules (_rules_nfs.py) before this runs."""
 
@@ -12,6 +13,7 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_nfs import conf_options
 from ansible_collections.gpucluster.core.plugins.plugin_utils._sections import split_sections
 
 # The sections of the node read (roles/nfs/tasks/preflight.yml) and the fewest ':'-separated fields of a passwd and a group line.
@@ -122,3 +124,36 @@ def group_clashes(groups: Iterable[Mapping[str, Any]], getent_group: Mapping[str
             if name != group["name"] and int(entry[1]) == gid:
                 out.append("gid %s of group %s belongs to group %s" % (group["gid"], group["name"], name))
     return out
+
+
+_NUMERIC_ID = re.compile(r"^[0-9]+$")
+
+
+def unknown_owners(owned: Iterable[Mapping[str, Any]], node: Mapping[str, Any], group_ids: Mapping[str, Any]) -> List[str]:
+    """``user NAME`` and ``group NAME`` for each owner and group of the exports and mounts (root
+    where one is not given) that the host does not know (``node``: the parsed read, with
+    ``passwd`` and ``group``) and that is not a number; a group of ``nfs_groups`` (``group_ids``)
+    is known, the role sets it by gid. Users first, each once."""
+    owned = list(owned)
+    users = [str(item.get("owner", "root")) for item in owned]
+    groups = [str(item.get("group", "root")) for item in owned]
+    unknown = ["user " + name for name in users if not _NUMERIC_ID.match(name) and name not in node["passwd"]]
+    unknown += ["group " + name for name in groups
+                if not _NUMERIC_ID.match(name) and name not in node["group"] and name not in group_ids]
+    return list(dict.fromkeys(unknown))
+
+
+def server_plan(values: Mapping[str, Any]) -> Dict[str, Any]:
+    """What an NFS server sets from ``values`` (``nfsv3``, ``mountd_port``, ``statd_port``,
+    ``lockd_port`` and ``conf_settings``, the role's variables): ``conf``, /etc/nfs.conf's options
+    (``{section, option, value}``), the role's (NFSv3 on or off, with it the fixed ports of mountd,
+    statd and lockd) with nfs_conf_settings merged over them; and ``firewall_ports``, 2049/tcp,
+    with NFSv3 rpcbind's 111 and those ports on TCP and UDP."""
+    nfsv3 = bool(values["nfsv3"])
+    role: Dict[str, Dict[str, Any]] = {"nfsd": {"vers3": "y" if nfsv3 else "n"}}
+    ports = ["2049/tcp"]
+    if nfsv3:
+        mountd, statd, lockd = values["mountd_port"], values["statd_port"], values["lockd_port"]
+        role.update({"mountd": {"port": mountd}, "statd": {"port": statd}, "lockd": {"port": lockd, "udp-port": lockd}})
+        ports += ["%s/%s" % (port, protocol) for port in ("111", mountd, statd, lockd) for protocol in ("tcp", "udp")]
+    return {"conf": conf_options(role, values["conf_settings"]), "firewall_ports": ports}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import (
-    client_mounts, dir_entries, fstab_pending, group_clashes, node_state, unmounted, unpublished)
+    client_mounts, dir_entries, fstab_pending, group_clashes, node_state, server_plan, unknown_owners, unmounted, unpublished)
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
 SETTINGS = {"nfs_mount_version": "4.2", "nfs_mount_options": ["rw", "hard", "noatime"], "nfs_mount_automount": True,
@@ -170,3 +170,35 @@ def test_fstab_pending_keeps_the_mounts_whose_entry_differs():
     other_opts = dict(same, opts="ro,nfsvers=4.2,_netdev")
     new = {"src": "master:/data/scratch", "path": "/data/scratch", "opts": "rw,nfsvers=4.2,_netdev"}
     assert fstab_pending([same, other_opts, new], fstab) == [other_opts, new]
+
+
+NODE = {"passwd": {"root": ["x", "0"], "bob": ["x", "1001"]}, "group": {"root": ["x", "0", ""], "staff": ["x", "50", ""]}}
+
+
+@pytest.mark.parametrize("owned, group_ids, expected", [
+    pytest.param([{"path": "/home"}], {}, [], id="root-by-default"),
+    pytest.param([{"owner": "bob", "group": "staff"}, {"owner": 1002, "group": "3000"}], {}, [], id="known-or-numeric"),
+    pytest.param([{"owner": "alice", "group": "research"}, {"owner": "alice", "group": "ghost"}], {"research": 3000},
+                 ["user alice", "group ghost"], id="each-once-users-first"),
+    pytest.param([{"group": "ghost"}, {"owner": "carol"}], {}, ["user carol", "group ghost"], id="users-before-groups"),
+])
+def test_unknown_owners(owned, group_ids, expected):
+    assert unknown_owners(owned, NODE, group_ids) == expected
+
+
+@pytest.mark.parametrize("values, conf, ports", [
+    pytest.param({"nfsv3": False, "mountd_port": 20048, "statd_port": 32765, "lockd_port": 32768, "conf_settings": {}},
+                 [{"section": "nfsd", "option": "vers3", "value": "n"}], ["2049/tcp"], id="nfsv4-only"),
+    pytest.param({"nfsv3": True, "mountd_port": 20048, "statd_port": 32765, "lockd_port": 32768,
+                  "conf_settings": {"nfsd": {"threads": 32}, "lockd": {"port": 4001}}},
+                 [{"section": "lockd", "option": "port", "value": "4001"},
+                  {"section": "lockd", "option": "udp-port", "value": "32768"},
+                  {"section": "mountd", "option": "port", "value": "20048"},
+                  {"section": "nfsd", "option": "threads", "value": "32"},
+                  {"section": "nfsd", "option": "vers3", "value": "y"},
+                  {"section": "statd", "option": "port", "value": "32765"}],
+                 ["2049/tcp", "111/tcp", "111/udp", "20048/tcp", "20048/udp", "32765/tcp", "32765/udp", "32768/tcp",
+                  "32768/udp"], id="nfsv3-settings-merged-over"),
+])
+def test_server_plan(values, conf, ports):
+    assert server_plan(values) == {"conf": conf, "firewall_ports": ports}

@@ -9,7 +9,9 @@
 - ``nccl_settings`` and ``nccl_conf_lines``: /etc/nccl.conf's settings from the good ports and
   the role's NCCL variables, and its ``KEY=value`` lines;
 - ``kernel_report``: whether the mlx5_core the running kernel loads is OFED's, with the message
-  that says what to do when it is not.
+  that says what to do when it is not;
+- ``source_names``: the names NVIDIA files a host's DOCA and MLNX_OFED builds under;
+- ``artifacts``: what the role downloads on a host, for playbooks/artifacts.yml.
 
 The role's variables were checked by its rules (_rules_ofed.py) before this runs. Numbers are
 read as Jinja's ``float`` filter reads them (0.0 for what is not a number, a missing rate
@@ -201,3 +203,63 @@ def kernel_report(kernel: str, source: str, modinfo: Mapping[str, Any], builds: 
             kernel, headers_package,
             "dkms autoinstall" if source == "doca" else "mlnxofedinstall with --add-kernel-support"))
     return {"match": match, "message": message}
+
+
+# --- Where NVIDIA keeps a host's builds, and what the role downloads -------------------------------
+# Their input is a dict the role builds. Ansible hands a filter a lazy dict, whose values are
+# worked out when read: a fact is read only where the role's variable does not set the name.
+
+_DOCA_ARCHES = {"x86_64": "x86_64", "aarch64": "arm64-sbsa"}
+
+
+def source_names(values: Mapping[str, Any]) -> Dict[str, str]:
+    """The names NVIDIA files a host's DOCA and MLNX_OFED builds under, each the role's variable
+    where it is set, else from the facts (``distribution``, ``distribution_version``,
+    ``distribution_major_version``, ``architecture``): ``doca_distro`` (ubuntu22.04, debian12,
+    rhel9), ``doca_arch`` (x86_64, arm64-sbsa), ``mlnx_ofed_distro`` (ubuntu22.04, debian12.5,
+    rhel9.4) and ``mlnx_ofed_arch`` (the architecture)."""
+    names = {}
+    doca_distro = values["doca_distro"]
+    if not doca_distro:
+        distribution = values["distribution"]
+        if distribution == "Ubuntu":
+            doca_distro = "ubuntu%s" % values["distribution_version"]
+        else:
+            doca_distro = "%s%s" % ("debian" if distribution == "Debian" else "rhel", values["distribution_major_version"])
+    names["doca_distro"] = doca_distro
+    names["doca_arch"] = values["doca_arch"] or _DOCA_ARCHES.get(values["architecture"], values["architecture"])
+    mlnx_ofed_distro = values["mlnx_ofed_distro"]
+    if not mlnx_ofed_distro:
+        distribution = values["distribution"]
+        mlnx_ofed_distro = "%s%s" % ({"Ubuntu": "ubuntu", "Debian": "debian"}.get(distribution, "rhel"),
+                                     values["distribution_version"])
+    names["mlnx_ofed_distro"] = mlnx_ofed_distro
+    names["mlnx_ofed_arch"] = values["mlnx_ofed_arch"] or values["architecture"]
+    return names
+
+
+def artifacts(values: Mapping[str, Any]) -> Dict[str, Any]:
+    """The role's record for playbooks/artifacts.yml on one host, by ``source``: inbox, the
+    distribution's packages (``inbox_install``); doca, ``doca_repository`` with its packages
+    (``doca_repo_packages``) and the kernel headers from the distribution (``headers``); mlnx_ofed,
+    the archive (``mlnx_ofed_url``, ``mlnx_ofed_checksum``) and its prerequisites
+    (``mlnx_ofed_install``). With ``ifupdown_package`` where the address is written the Debian way
+    (``network_manage``, ``network_backend`` ifupdown, ``os_family`` Debian)."""
+    source = values["source"]
+    if source == "inbox":
+        distribution = list(values["inbox_install"])
+    elif source == "doca":
+        distribution = list(values["headers"])
+    else:
+        distribution = list(values["mlnx_ofed_install"])
+    repositories = []
+    if source == "doca":
+        packages = [{"name": name} for name in values["doca_repo_packages"]]
+        repositories.append(dict(values["doca_repository"], packages=packages))
+    files = []
+    if source == "mlnx_ofed":
+        files.append({"url": values["mlnx_ofed_url"], "checksum": values["mlnx_ofed_checksum"]})
+    if values["network_manage"] and values["network_backend"] == "ifupdown" and values["os_family"] == "Debian":
+        distribution.append(values["ifupdown_package"])
+    return {"role": "ofed", "supported": bool(values["supported"]), "repositories": repositories, "files": files,
+            "distribution_packages": distribution}

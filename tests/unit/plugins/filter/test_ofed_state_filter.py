@@ -19,7 +19,8 @@ ROCE = {"ca_count": 1, "cas": [{"name": "mlx5_0", "ports": [
 
 
 def test_filters_are_registered():
-    assert sorted(FILTERS) == ["ofed_kernel_report", "ofed_nccl_conf", "ofed_port_problem"]
+    assert sorted(FILTERS) == ["ofed_artifacts", "ofed_kernel_report", "ofed_nccl_conf", "ofed_port_problem",
+                               "ofed_source_names"]
 
 
 def test_port_problem():
@@ -55,4 +56,16 @@ def test_kernel_report():
 def test_bad_input(call, message):
     with pytest.raises(AnsibleFilterError) as exc:
         call()
+    assert str(exc.value) == message
+
+
+@pytest.mark.parametrize("name, given, message", [
+    ("ofed_source_names", {"doca_distro": "debian12"},
+     "ofed_source_names: the input is not of the expected shape (KeyError: 'doca_arch')"),
+    ("ofed_artifacts", {"source": "inbox"},
+     "ofed_artifacts: the input is not of the expected shape (KeyError: 'inbox_install')"),
+])
+def test_plans_turn_bad_input_into_filter_errors(name, given, message):
+    with pytest.raises(AnsibleFilterError) as exc:
+        FILTERS[name](given)
     assert str(exc.value) == message

@@ -9,8 +9,8 @@ import pytest
 
 from ansible_collections.gpucluster.core.plugins.module_utils._ibstat import parse_ibstat, summarize
 from ansible_collections.gpucluster.core.plugins.plugin_utils._ofed_state import (
-    bad_ports, built_kernels, dkms_lines, expected_labels, kernel_report, loaded_module, nccl_conf_lines,
-    nccl_settings, port_problem, port_table,
+    artifacts, bad_ports, built_kernels, dkms_lines, expected_labels, kernel_report, loaded_module, nccl_conf_lines,
+    nccl_settings, port_problem, port_table, source_names,
 )
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import read_fixture
 
@@ -352,3 +352,75 @@ def test_built_kernels(builds, kernels):
 ])
 def test_dkms_lines(dkms, result):
     assert dkms_lines(dkms) == result
+
+
+class Unread(dict):
+    """An input whose UNREAD values fail when read, as the lazy dict Ansible hands a filter would with a
+    value that cannot be worked out there (a fact not gathered, a repository of a source not in use)."""
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        if value is UNREAD:
+            raise AssertionError("%s was read" % key)
+        return value
+
+
+UNREAD = object()
+
+
+def names_input(distribution, version, architecture, **names):
+    return Unread({"doca_distro": "", "doca_arch": "", "mlnx_ofed_distro": "", "mlnx_ofed_arch": "", **names,
+                   "distribution": distribution, "distribution_version": version,
+                   "distribution_major_version": version.split(".")[0], "architecture": architecture})
+
+
+@pytest.mark.parametrize("given, expected", [
+    pytest.param(names_input("Debian", "12.5", "x86_64"),
+                 {"doca_distro": "debian12", "doca_arch": "x86_64", "mlnx_ofed_distro": "debian12.5",
+                  "mlnx_ofed_arch": "x86_64"}, id="debian"),
+    pytest.param(names_input("Ubuntu", "22.04", "aarch64"),
+                 {"doca_distro": "ubuntu22.04", "doca_arch": "arm64-sbsa", "mlnx_ofed_distro": "ubuntu22.04",
+                  "mlnx_ofed_arch": "aarch64"}, id="ubuntu-arm"),
+    pytest.param(names_input("Rocky", "9.4", "ppc64le"),
+                 {"doca_distro": "rhel9", "doca_arch": "ppc64le", "mlnx_ofed_distro": "rhel9.4", "mlnx_ofed_arch": "ppc64le"},
+                 id="el"),
+    # Set by the role's variables: no fact is read.
+    pytest.param(Unread(doca_distro="ubuntu24.04", doca_arch="x86_64", mlnx_ofed_distro="rhel9.2", mlnx_ofed_arch="aarch64",
+                        distribution=UNREAD, distribution_version=UNREAD, distribution_major_version=UNREAD,
+                        architecture=UNREAD),
+                 {"doca_distro": "ubuntu24.04", "doca_arch": "x86_64", "mlnx_ofed_distro": "rhel9.2",
+                  "mlnx_ofed_arch": "aarch64"}, id="set"),
+])
+def test_source_names(given, expected):
+    assert source_names(given) == expected
+
+
+DOCA_REPOSITORY = {"name": "gpucluster-doca", "url": "https://linux.mellanox.com/public/repo/doca/2.9.1/debian12/x86_64/"}
+ARCHIVE = "https://content.mellanox.com/ofed/MLNX_OFED-24.10/MLNX_OFED_LINUX-24.10-debian12.5-x86_64.tgz"
+
+
+def artifacts_input(source, ifupdown=False, os_family="Debian"):
+    return Unread(supported=True, source=source,
+                  inbox_install=["rdma-core", "ibverbs-utils"] if source == "inbox" else UNREAD,
+                  doca_repository=DOCA_REPOSITORY if source == "doca" else UNREAD,
+                  doca_repo_packages=["doca-ofed"] if source == "doca" else UNREAD,
+                  headers=["linux-headers-6.1.0-28-amd64"] if source == "doca" else UNREAD,
+                  mlnx_ofed_url=ARCHIVE if source == "mlnx_ofed" else UNREAD,
+                  mlnx_ofed_checksum="sha256:ab" if source == "mlnx_ofed" else UNREAD,
+                  mlnx_ofed_install=["perl", "linux-headers-6.1.0-28-amd64"] if source == "mlnx_ofed" else UNREAD,
+                  network_manage=ifupdown, network_backend="ifupdown" if ifupdown else UNREAD, os_family=os_family,
+                  ifupdown_package="ifupdown")
+
+
+@pytest.mark.parametrize("given, expected", [
+    pytest.param(artifacts_input("inbox"), {"role": "ofed", "supported": True, "repositories": [], "files": [],
+                                            "distribution_packages": ["rdma-core", "ibverbs-utils"]}, id="inbox"),
+    pytest.param(artifacts_input("doca", ifupdown=True),
+                 {"role": "ofed", "supported": True, "repositories": [dict(DOCA_REPOSITORY, packages=[{"name": "doca-ofed"}])],
+                  "files": [], "distribution_packages": ["linux-headers-6.1.0-28-amd64", "ifupdown"]}, id="doca-ifupdown"),
+    pytest.param(artifacts_input("mlnx_ofed", ifupdown=True, os_family="RedHat"),
+                 {"role": "ofed", "supported": True, "repositories": [], "files": [{"url": ARCHIVE, "checksum": "sha256:ab"}],
+                  "distribution_packages": ["perl", "linux-headers-6.1.0-28-amd64"]}, id="mlnx-ofed-el"),
+])
+def test_artifacts(given, expected):
+    assert artifacts(given) == expected

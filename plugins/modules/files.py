@@ -22,8 +22,17 @@ description:
     file that exists keeps its owner, mode and SELinux context unless the entry gives them, a new one
     gets the umask's mode and the default context. The directory of a file must exist (list it as a
     C(directory) entry before the file), as with M(ansible.builtin.copy).
-  - Render templates in the task with P(ansible.builtin.template#lookup); the content is compared as
-    it will be written (UTF-8).
+  - A file takes its text from O(files[].content) or from a template (O(files[].src)), which the action plugin
+    renders on the controller as P(ansible.builtin.template#lookup) renders it; either is compared as it will be
+    written (UTF-8).
+  - A role that reads its node once for all its tasks can hand that read to the task in O(known). The paths it
+    shows as asked for are then settled on the controller, and a task whose paths all are contacts no node at all,
+    so an unchanged re-run costs what a skipped task costs. This replaces the C(when) the roles kept beside such a
+    task, comparing hand-built C(owner:group:mode sha1) strings with that read, because the module is then the one
+    place that compares, with the same rules (owner by name or id, mode as a number, content as it will be
+    written) whether the state comes from O(known) or from its own read, and the task reads like an ordinary file
+    task. A path the known state shows different, or does not hold, is read from the node as any
+    other (that read decides, for a symbolic link too), so a changed run costs what it cost before.
   - Owner, group and mode are compared only where given. A path that is a symbolic link goes to
     M(ansible.builtin.copy) or M(ansible.builtin.file), which decide about the link.
   - Runs through its action plugin; the roles of gpucluster.core write their files with it.
@@ -42,14 +51,27 @@ options:
         required: true
       state:
         description:
-          - C(file) (with O(files[].content)), C(directory), or C(absent) (removed where it exists,
-            a directory with what it holds; no content, owner, group or mode).
+          - C(file) (with O(files[].content) or O(files[].src)), C(directory), or C(absent) (removed where it
+            exists, a directory with what it holds; no content, src, owner, group or mode).
         type: str
         default: file
         choices: [file, directory, absent]
       content:
-        description: The file's text (a list or dict is written as JSON, as copy does).
+        description:
+          - The file's text (a list or dict is written as JSON, as copy does).
+          - Mutually exclusive with O(files[].src); a file needs one of them.
         type: raw
+      src:
+        description:
+          - A template, rendered on the controller with the task's variables as
+            C(lookup('ansible.builtin.template', src)) renders it, which is the file's text.
+          - A relative path is searched as that lookup searches it, in the C(templates/) folder of the role (and
+            of the roles that include it), then of the playbook; the template's own C({% include %}) and
+            C({% import %}) find their files there too.
+          - C(ansible_managed) and the C(template_*) variables are the lookup's (C(template_destpath) is empty, as
+            in the lookup, where M(ansible.builtin.template) sets it to the destination).
+          - Mutually exclusive with O(files[].content); only for C(state=file).
+        type: str
       owner:
         description: User name or uid.
         type: str
@@ -59,6 +81,20 @@ options:
       mode:
         description: Octal mode as quoted text, such as C("0644") (a YAML number is refused).
         type: raw
+  known:
+    description:
+      - What a read of the node earlier in the play found at some of the paths, as a dict of the path to
+        C(owner:group:mode) for a directory, C(owner:group:mode sha1) for a file (the octal mode without
+        a leading zero, the sha1 of its content in hex; owner and group by name, or by id where the node
+        has no name for them) and an empty string for a path that does not exist. The slurm role's state read
+        (C(files/slurm_node_state.py)) prints its C(paths) in this form.
+      - An entry whose path the dict holds and whose state there is what the entry asks for is settled without
+        a read of the node; the others are read and written as without O(known). Give only a read of this
+        node made in this play, after which nothing but this task changes these paths. A stale state can
+        leave a path unwritten, never wrongly written (the module compares again on the node).
+      - A read that follows symbolic links (as C(stat) does) shows a link as what it points at, so a link whose
+        target is as asked for stays a link.
+    type: dict
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
@@ -83,6 +119,7 @@ notes:
 seealso:
   - module: ansible.builtin.copy
   - module: ansible.builtin.file
+  - module: ansible.builtin.template
   - plugin: ansible.builtin.template
     plugin_type: lookup
 """
@@ -97,12 +134,23 @@ EXAMPLES = r"""
         group: root
         mode: "0755"
       - dest: /etc/systemd/system/dcgm-exporter.service
-        content: "{{ lookup('ansible.builtin.template', 'dcgm-exporter.service.j2') }}"
+        src: dcgm-exporter.service.j2
         owner: root
         group: root
         mode: "0644"
   register: exporter_files
   notify: Restart the DCGM exporter
+
+- name: Write the settings from a template, compared with the state the role read before (no read when unchanged)
+  gpucluster.core.files:
+    files:
+      - dest: /etc/slurm/gres.conf
+        src: gres.conf.j2
+        owner: root
+        group: root
+        mode: "0644"
+    # {"/etc/slurm/gres.conf": "root:root:644 5d41402abc4b2a76b9719d911017c592a35b7c17", ...}
+    known: "{{ node_state.paths }}"
 """
 
 RETURN = r"""
@@ -168,13 +216,16 @@ from ansible_collections.gpucluster.core.plugins.module_utils._file_entries impo
 )
 
 # Also the action plugin's (plugins/action/files.py), which validates the task with it.
+# src and known are the action plugin's: it renders the templates and settles the known paths, and
+# hands the module only the entries left to write, each with its content.
 ARGUMENT_SPEC = {
     "files": {
         "type": "list",
         "elements": "dict",
         "required": True,
-        "options": FILE_ENTRY_OPTIONS,
+        "options": dict(FILE_ENTRY_OPTIONS, src={"type": "str"}),
     },
+    "known": {"type": "dict"},
 }
 
 
@@ -330,6 +381,9 @@ def main():
     made = set()  # directories this call makes (would make, in check mode)
     writers = {"file": _write_file, "directory": _write_directory, "absent": _remove}
     for entry in module.params["files"]:
+        if entry.get("src") is not None:
+            module.fail_json(msg="%s: src is rendered by the action plugin; the module takes content" % entry["dest"],
+                             changed_paths=changed_paths)
         if entry["state"] == "file" and entry.get("content") is None:
             module.fail_json(msg="%s: a file needs content" % entry["dest"], changed_paths=changed_paths)
         try:

@@ -9,7 +9,12 @@ comes from the collection's module_utils/_file_entries.py).
 An entry is ``{"dest": absolute path, "state": "file" | "directory" | "absent", "content": text
 (files), "owner", "group", "mode" (octal text)}``; owner, group and mode are compared only when
 given, as ansible.builtin.copy and ansible.builtin.file leave them alone when they are not. An
-absent entry takes none of them."""
+absent entry takes none of them. A file of gpucluster.core.files may name a template (``src``)
+instead of its content; the action plugin renders it before it compares.
+
+A task may also hand over what a state read of its own found at some paths (``known``: path ->
+``owner:group:mode`` for a directory, ``owner:group:mode sha1`` for a file, empty for no path):
+the entries that state shows as asked for are left out without contacting the node."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._file_entries impo
 
 _MODE = re.compile(r"^[0-7]{3,4}$")
 _TEXT_LINE = re.compile(r"^@@text (\d+)$")
+_KNOWN = re.compile(r"^([^:\s]+):([^:\s]+):([0-7]+)(?: ([0-9a-f]{40}))?$")
 _LINE = re.compile(r"^(\d+) (absent|link|directory|file)(?: (\S+):(\S+):([0-7]+):(\d+):(\d+))?(?: ([0-9a-f]{40}))?$")
 
 
@@ -67,12 +73,15 @@ def check_entries(entries: list[dict]) -> list[str]:
             problems.append("%s: dest appears more than once" % where)
         seen.add(dest.rstrip("/"))
         state = entry.get("state") or "file"
-        if state == "file" and entry.get("content") is None:
-            problems.append("%s: a file needs content" % where)
-        if state == "directory" and entry.get("content") is not None:
-            problems.append("%s: a directory takes no content" % where)
-        if state == "absent" and any(entry.get(key) is not None for key in ("content", "owner", "group", "mode")):
-            problems.append("%s: an absent path takes no content, owner, group or mode" % where)
+        has_content, has_src = entry.get("content") is not None, entry.get("src") is not None
+        if state == "file" and not has_content and not has_src:
+            problems.append("%s: a file needs content or src" % where)
+        if state == "file" and has_content and has_src:
+            problems.append("%s: content and src are mutually exclusive" % where)
+        if state == "directory" and (has_content or has_src):
+            problems.append("%s: a directory takes no content or src" % where)
+        if state == "absent" and any(entry.get(key) is not None for key in ("content", "src", "owner", "group", "mode")):
+            problems.append("%s: an absent path takes no content, src, owner, group or mode" % where)
         mode = entry.get("mode")
         if mode is not None and not (isinstance(mode, str) and _MODE.match(mode)):
             problems.append("%s: mode must be quoted octal digits such as \"0644\", not %r" % (where, mode))
@@ -114,6 +123,36 @@ def parse_state(text: str, count: int) -> list[Observed]:
     if missing:
         raise FilesError("the state read said nothing about path %s" % ", ".join(missing))
     return [found[index] for index in range(count)]
+
+
+def known_state(dest: str, text: object) -> Observed:
+    """What a state read of the task's own (``known``) says about ``dest``: ``owner:group:mode``
+    for a directory, ``owner:group:mode sha1`` (sha1 in hex) for a file, empty text for no path.
+    Owner and group are names, or numeric ids where the node has no name for them. Such a read
+    follows symbolic links, so a link counts as what it points at."""
+    if text == "":
+        return Observed("absent")
+    match = _KNOWN.match(text) if isinstance(text, str) else None
+    if not match:
+        raise FilesError("known[%s]: %r is not \"owner:group:mode\" (a directory), \"owner:group:mode sha1\" (a file) "
+                         "or \"\" (no path)" % (dest, text))
+    owner, group, mode, sha1 = match.groups()
+    return Observed("file" if sha1 else "directory", owner, group, mode, owner if owner.isdigit() else "",
+                    group if group.isdigit() else "", sha1 or "")
+
+
+def _known_key(path: str) -> str:
+    return path.rstrip("/") or "/"
+
+
+def unsettled(entries: list[dict], known: dict | None) -> list[dict]:
+    """The entries the node must be read for, in order: those whose path ``known`` does not hold,
+    and those whose known state differs from the entry (their read decides, as for any path)."""
+    if not known:
+        return list(entries)
+    states = {_known_key(path): text for path, text in known.items()}
+    return [entry for entry in entries if _known_key(entry["dest"]) not in states
+            or differs(entry, known_state(entry["dest"], states[_known_key(entry["dest"])]))]
 
 
 def content_sha1(content: str) -> str:

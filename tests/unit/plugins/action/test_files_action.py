@@ -154,3 +154,102 @@ def test_beside_a_link_copy_s_and_file_s_diffs_are_the_task_s_in_order():
     plugin._execute_module.return_value = {"changed": True, "diff": MADE}
     result = plugin.run(task_vars={})
     assert result["diff"] == [MADE, NEW]
+
+
+def rendering(plugin, texts):
+    """The template lookup the action asks for, rendering each src to ``texts[src]``."""
+    lookup = plugin._shared_loader_obj.lookup_loader.get.return_value
+    lookup.run.side_effect = lambda terms, variables: [texts[terms[0]] % variables]
+    return lookup
+
+
+TEMPLATED = {"files": [
+    {"dest": "/etc/x", "state": "directory", "owner": "root", "group": "root", "mode": "0755"},
+    {"dest": "/etc/x/a.conf", "src": "a.conf.j2", "owner": "root", "group": "root", "mode": "0644"},
+]}
+
+
+def test_a_template_is_rendered_by_the_template_lookup_with_the_task_s_variables():
+    plugin, _copy = action(TEMPLATED, "0 directory root:root:755:0:0\n1 absent\n")
+    lookup = rendering(plugin, {"a.conf.j2": "a=%(a)s\n"})
+    plugin._execute_module.return_value = {"changed": True, "changed_paths": ["/etc/x/a.conf"]}
+    result = plugin.run(task_vars={"a": 1})
+    assert plugin._shared_loader_obj.lookup_loader.get.call_args.args == ("ansible.builtin.template",)
+    lookup.run.assert_called_once_with(["a.conf.j2"], variables={"a": 1})
+    assert result["changed"] is True and result["changed_paths"] == ["/etc/x/a.conf"]
+    assert plugin._execute_module.call_args.kwargs["module_args"] == {"files": [
+        {"dest": "/etc/x/a.conf", "content": "a=1\n", "owner": "root", "group": "root", "mode": "0644", "state": "file"},
+    ]}
+
+
+def test_a_rendered_template_the_node_has_writes_nothing():
+    plugin, _copy = action(TEMPLATED, "0 directory root:root:755:0:0\n1 file root:root:644:0:0 %s\n" % SHA)
+    rendering(plugin, {"a.conf.j2": "a=%(a)s\n"})
+    result = plugin.run(task_vars={"a": 1})
+    assert result["changed"] is False and result["changed_paths"] == []
+    plugin._execute_module.assert_not_called()
+
+
+KNOWN = {"/etc/x": "root:root:755", "/etc/x/a.conf": "root:root:644 " + SHA}
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_what_the_known_state_shows_as_asked_contacts_no_node(check_mode):
+    plugin, copy = action(dict(TEMPLATED, known=KNOWN), "")
+    plugin._task.check_mode = check_mode
+    rendering(plugin, {"a.conf.j2": "a=%(a)s\n"})
+    result = plugin.run(task_vars={"a": 1})
+    assert result["changed"] is False and result["changed_paths"] == []
+    plugin._low_level_execute_command.assert_not_called()
+    plugin._execute_module.assert_not_called()
+    copy.run.assert_not_called()
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_only_the_paths_the_known_state_does_not_settle_are_read_and_written(check_mode):
+    # The rendered text differs from the known sha1: that path alone is read, then written.
+    plugin, copy = action(dict(TEMPLATED, known=KNOWN), "0 file root:root:644:0:0 %s\n" % SHA)
+    plugin._task.check_mode = check_mode
+    rendering(plugin, {"a.conf.j2": "a=%(a)s\n"})
+    plugin._execute_module.return_value = {"changed": True, "changed_paths": ["/etc/x/a.conf"], "diff": [NEW]}
+    result = plugin.run(task_vars={"a": 2})
+    assert plugin._low_level_execute_command.call_count == 1
+    assert "/etc/x/a.conf" in plugin._low_level_execute_command.call_args.args[0]
+    assert "p=/etc/x;" not in plugin._low_level_execute_command.call_args.args[0]
+    assert plugin._execute_module.call_args.kwargs["module_args"] == {"files": [
+        {"dest": "/etc/x/a.conf", "content": "a=2\n", "owner": "root", "group": "root", "mode": "0644", "state": "file"},
+    ]}
+    assert result == {"changed": True, "changed_paths": ["/etc/x/a.conf"], "diff": [NEW]}
+    copy.run.assert_not_called()
+
+
+def test_a_path_the_known_state_does_not_hold_is_read():
+    plugin, _copy = action(dict(FILES, known={"/etc/x": "root:root:755"}), "0 absent\n1 absent\n")
+    plugin._execute_module.return_value = {"changed": True, "changed_paths": ["/etc/x/a.conf", "/etc/x/b.json"]}
+    result = plugin.run(task_vars={})
+    assert result["changed_paths"] == ["/etc/x/a.conf", "/etc/x/b.json"]
+    assert [entry["dest"] for entry in plugin._execute_module.call_args.kwargs["module_args"]["files"]] == [
+        "/etc/x/a.conf", "/etc/x/b.json"]
+
+
+def test_no_entries_contact_no_node():
+    plugin, _copy = action({"files": []}, "")
+    result = plugin.run(task_vars={})
+    assert result["changed"] is False and result["changed_paths"] == []
+    plugin._low_level_execute_command.assert_not_called()
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"files": [{"dest": "/a", "src": "a.j2", "content": "x"}]},
+     "gpucluster.core.files: files[0] (/a): content and src are mutually exclusive"),
+    ({"files": [{"dest": "/a", "src": "a.j2"}], "known": {"/a": "-rw-r--r--"}},
+     "gpucluster.core.files: known[/a]: '-rw-r--r--' is not \"owner:group:mode\" (a directory), "
+     "\"owner:group:mode sha1\" (a file) or \"\" (no path)"),
+])
+def test_bad_templates_and_known_states_are_named(args, message):
+    plugin, _copy = action(args, "")
+    rendering(plugin, {"a.j2": "x"})
+    with pytest.raises(AnsibleActionFail) as err:
+        plugin.run(task_vars={})
+    assert str(err.value) == message
+    plugin._low_level_execute_command.assert_not_called()

@@ -103,6 +103,9 @@ def test_a_directory_is_removed_with_what_it_holds(tmp_path):
     ("dir", {"dest": "{tmp}/thing", "content": "x"}, "{tmp}/thing is a directory, not a file"),
     ("file", {"dest": "{tmp}/thing", "state": "directory"}, "{tmp}/thing is a file, not a directory"),
     (None, {"dest": "{tmp}/a.conf"}, "{tmp}/a.conf: a file needs content"),
+    # Templates are the action plugin's to render.
+    (None, {"dest": "{tmp}/a.conf", "src": "a.conf.j2"},
+     "{tmp}/a.conf: src is rendered by the action plugin; the module takes content"),
 ])
 def test_failures_name_the_path(tmp_path, make, entry, message):
     if make == "dir":

@@ -16,11 +16,13 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
     check_entries,
     content_sha1,
     differs,
+    known_state,
     parse_state,
     parse_texts,
     removal_text_diffs,
     state_command,
     text_command,
+    unsettled,
 )
 
 SHA_HELLO = hashlib.sha1(b"hello\n").hexdigest()
@@ -32,11 +34,16 @@ SHA_HELLO = hashlib.sha1(b"hello\n").hexdigest()
     ([{"dest": "/etc/a\nb", "content": "x"}], ["files[0] (/etc/a\nb): dest must be an absolute path on one line"]),
     ([{"dest": "/etc/a", "content": "x"}, {"dest": "/etc/a/", "state": "directory"}],
      ["files[1] (/etc/a/): dest appears more than once"]),
-    ([{"dest": "/etc/a"}], ["files[0] (/etc/a): a file needs content"]),
-    ([{"dest": "/etc/d", "state": "directory", "content": "x"}], ["files[0] (/etc/d): a directory takes no content"]),
+    ([{"dest": "/etc/a"}], ["files[0] (/etc/a): a file needs content or src"]),
+    ([{"dest": "/etc/a", "src": "a.j2"}], []),
+    ([{"dest": "/etc/a", "src": "a.j2", "content": "x"}], ["files[0] (/etc/a): content and src are mutually exclusive"]),
+    ([{"dest": "/etc/d", "state": "directory", "content": "x"}], ["files[0] (/etc/d): a directory takes no content or src"]),
+    ([{"dest": "/etc/d", "state": "directory", "src": "d.j2"}], ["files[0] (/etc/d): a directory takes no content or src"]),
     ([{"dest": "/etc/a.list", "state": "absent"}], []),
     ([{"dest": "/etc/a.list", "state": "absent", "mode": "0644"}],
-     ["files[0] (/etc/a.list): an absent path takes no content, owner, group or mode"]),
+     ["files[0] (/etc/a.list): an absent path takes no content, src, owner, group or mode"]),
+    ([{"dest": "/etc/a.list", "state": "absent", "src": "a.j2"}],
+     ["files[0] (/etc/a.list): an absent path takes no content, src, owner, group or mode"]),
     ([{"dest": "/etc/a", "content": "x", "mode": 420}],
      ["files[0] (/etc/a): mode must be quoted octal digits such as \"0644\", not 420"]),
     ([{"dest": "/etc/a", "content": "x", "mode": "u+rw"}, {"dest": "", "content": "y"}],
@@ -102,6 +109,65 @@ DIRECTORY = Observed("directory", "root", "adm", "755", "0", "4")
 ])
 def test_differs(entry, observed, expected):
     assert differs(entry, observed) is expected
+
+
+@pytest.mark.parametrize("text, observed", [
+    ("", Observed("absent")),
+    ("root:root:755", Observed("directory", "root", "root", "755")),
+    ("slurm:slurm:2750", Observed("directory", "slurm", "slurm", "2750")),
+    ("root:root:644 " + SHA_HELLO, Observed("file", "root", "root", "644", sha1=SHA_HELLO)),
+    # No name on the node for the owner or group: their ids.
+    ("1001:4:600 " + SHA_HELLO, Observed("file", "1001", "4", "600", "1001", "4", SHA_HELLO)),
+])
+def test_known_state_reads_the_roles_state_strings(text, observed):
+    assert known_state("/p", text) == observed
+
+
+@pytest.mark.parametrize("text", [None, 644, "root:root", "root:root:644 xyz", "root:root:rw-", "root:root:644  " + SHA_HELLO,
+                                  "root root:644", "root:root:644 " + SHA_HELLO + " extra"])
+def test_known_state_refuses_other_text(text):
+    with pytest.raises(FilesError) as err:
+        known_state("/p", text)
+    assert str(err.value) == ("known[/p]: %r is not \"owner:group:mode\" (a directory), \"owner:group:mode sha1\" (a file) "
+                              "or \"\" (no path)" % (text,))
+
+
+# The slurm role's entries and what its state read printed for them.
+DIR = {"dest": "/etc/slurm", "state": "directory", "owner": "root", "group": "root", "mode": "0755"}
+CONF = {"dest": "/etc/slurm/slurm.conf", "content": "hello\n", "owner": "root", "group": "root", "mode": "0644"}
+STALE = {"dest": "/etc/slurm/slurm-nodes.conf", "state": "absent"}
+ENV = {"dest": "/etc/default/slurmd", "content": "SLURMD_OPTIONS=\n"}
+AS_ASKED = {"/etc/slurm": "root:root:755", "/etc/slurm/slurm.conf": "root:root:644 " + SHA_HELLO,
+            "/etc/slurm/slurm-nodes.conf": ""}
+
+
+@pytest.mark.parametrize("known, left", [
+    # Nothing known: every entry is read.
+    (None, [DIR, CONF, STALE, ENV]),
+    ({}, [DIR, CONF, STALE, ENV]),
+    # As asked: only the path the state does not hold.
+    (AS_ASKED, [ENV]),
+    # A trailing slash on either side names the same path.
+    ({"/etc/slurm/": "root:root:755", "/etc/slurm/slurm.conf": AS_ASKED["/etc/slurm/slurm.conf"],
+      "/etc/slurm/slurm-nodes.conf": ""}, [ENV]),
+    # What differs is read, in the task's order.
+    (dict(AS_ASKED, **{"/etc/slurm": "slurm:slurm:755"}), [DIR, ENV]),
+    (dict(AS_ASKED, **{"/etc/slurm": "root:root:2755"}), [DIR, ENV]),
+    (dict(AS_ASKED, **{"/etc/slurm/slurm.conf": "root:root:644 " + "0" * 40}), [CONF, ENV]),
+    (dict(AS_ASKED, **{"/etc/slurm/slurm.conf": "root:root:600 " + SHA_HELLO}), [CONF, ENV]),
+    (dict(AS_ASKED, **{"/etc/slurm/slurm.conf": ""}), [CONF, ENV]),
+    (dict(AS_ASKED, **{"/etc/slurm/slurm.conf": "root:root:755"}), [CONF, ENV]),
+    (dict(AS_ASKED, **{"/etc/slurm/slurm-nodes.conf": "root:root:644 " + SHA_HELLO}), [STALE, ENV]),
+    (dict(AS_ASKED, **{"/etc/default/slurmd": "root:root:644 " + SHA_HELLO}), [ENV]),
+])
+def test_unsettled_leaves_what_the_known_state_shows_as_asked(known, left):
+    assert unsettled([DIR, CONF, STALE, ENV], known) == left
+
+
+def test_unsettled_names_a_bad_known_state():
+    with pytest.raises(FilesError) as err:
+        unsettled([DIR], {"/etc/slurm": "drwxr-xr-x"})
+    assert str(err.value).startswith("known[/etc/slurm]: 'drwxr-xr-x' is not")
 
 
 def test_content_sha1_is_what_sha1sum_prints_for_utf8():

@@ -24,13 +24,46 @@ renders the same bytes.
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from ansible_collections.gpucluster.core.plugins.module_utils._hostlist import HostlistError, compress, expand
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
 NODE_STATE = "State=UNKNOWN"
+# slurmd -C's words that are no part of a node's definition.
+_NOT_DEFINITION = ("NodeName", "UpTime")
 SOURCES = ("run", "file", "cache")
+
+
+def _jinja_int(value: Any) -> int:
+    """``value | int`` as Jinja computes it: "42.23" and 42.23 give 42, anything else 0."""
+    try:
+        return int(value, 10) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError):
+        try:
+            return int(float(value))
+        except (TypeError, ValueError):
+            return 0
+
+
+def node_definition(slurmd_c: str, memory_fraction: float, gres: str = "", features: Sequence[str] = (),
+                    weight: Any = None) -> Dict[str, Any]:
+    """This node's definition for its NodeName line, from the first line ``slurmd -C`` prints on
+    it (``NodeName=gpu01 CPUs=64 Boards=1 ... RealMemory=515000 UpTime=3-04:05:06``): what slurmd
+    detects, as text, without the node's name and uptime; ``RealMemory`` the given fraction of the
+    detected memory (rounded down); ``Gres`` (gres_conf's), ``Features`` (joined with commas) and
+    ``Weight`` where given."""
+    definition = {key: value for key, value in dict(re.findall(r"([A-Za-z]+)=([^ ]+)", slurmd_c)).items()
+                  if key not in _NOT_DEFINITION}
+    definition["RealMemory"] = _jinja_int(_jinja_int(definition.get("RealMemory")) * memory_fraction)
+    if gres:
+        definition["Gres"] = gres
+    if features:
+        definition["Features"] = ",".join("%s" % feature for feature in features)
+    if weight is not None:
+        definition["Weight"] = weight
+    return definition
 
 
 def definition_text(definition: Mapping[str, Any]) -> str:

@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils._slurm_nodes import (
-    definition_text, node_lines, parse_gres_lines, parse_node_lines, restart_changes,
+    definition_text, node_definition, node_lines, parse_gres_lines, parse_node_lines, restart_changes,
 )
 
 COMPUTES = ["master", "worker1", "worker2"]
@@ -32,6 +32,27 @@ FILE_NODES = ["NodeName=master,worker1 %s State=UNKNOWN" % BIG_TEXT,
 FILE_GRES = ["NodeName=worker2 " + GRES_SMALL[0], "NodeName=master,worker1 " + GRES_BIG[0]]
 ALL_DEFS = {"master": BIG, "worker1": BIG, "worker2": SMALL}
 ALL_GRES = {"master": GRES_BIG, "worker1": GRES_BIG, "worker2": GRES_SMALL}
+
+
+SLURMD_C = ("NodeName=gpu01 CPUs=64 Boards=1 SocketsPerBoard=2 CoresPerSocket=16 ThreadsPerCore=2 RealMemory=515000 "
+            "UpTime=3-04:05:06")
+DETECTED = {"CPUs": "64", "Boards": "1", "SocketsPerBoard": "2", "CoresPerSocket": "16", "ThreadsPerCore": "2"}
+
+
+@pytest.mark.parametrize("slurmd_c, args, definition", [
+    (SLURMD_C, (0.95,), dict(DETECTED, RealMemory=489250)),
+    (SLURMD_C, (0.95, "gpu:a100:8", ["ib", "a100"], 10),
+     dict(DETECTED, RealMemory=489250, Gres="gpu:a100:8", Features="ib,a100", Weight=10)),
+    # Nothing given: no Gres, Features or Weight; a weight of 0 is one.
+    (SLURMD_C, (1, "", [], None), dict(DETECTED, RealMemory=515000)),
+    (SLURMD_C, (0.9, "", [], 0), dict(DETECTED, RealMemory=463500, Weight=0)),
+    # Rounded down, as `| int` did; a word given twice counts once (the last); no memory reads 0.
+    ("NodeName=a RealMemory=12.7 CPUs=2 CPUs=3 UpTime=0", (1,), {"CPUs": "3", "RealMemory": 12}),
+    ("NodeName=a CPUs=2", (0.95,), {"CPUs": "2", "RealMemory": 0}),
+    ("NodeName=a CPUs=2 RealMemory=lots", (0.95,), {"CPUs": "2", "RealMemory": 0}),
+])
+def test_node_definition_from_slurmd_c(slurmd_c, args, definition):
+    assert node_definition(slurmd_c, *args) == definition
 
 
 def test_definition_text_sorts_keys():

@@ -1,6 +1,6 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpu_operator role's filters: gpu_operator_errors (its input rules), gpu_operator_nodes (the GPU
+"""The gpu_operator role's filters: gpu_operator_nodes (the GPU
 nodes as the role read them), gpu_operator_values (the chart's values derived from them),
 gpu_operator_expected (what each must advertise) and gpu_operator_short_nodes (who does not).
 
@@ -18,7 +18,6 @@ class FilterModule:
 
     def filters(self):
         return {
-            "gpu_operator_errors": as_filter("gpu_operator_errors", g.gpu_operator_errors),
             "gpu_operator_nodes": as_filter("gpu_operator_nodes", g.gpu_nodes),
             "gpu_operator_values": as_filter("gpu_operator_values", g.chart_values),
             "gpu_operator_expected": as_filter("gpu_operator_expected", g.expected_gpus),

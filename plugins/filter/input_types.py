@@ -10,28 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ansible.errors import AnsibleError
-from jinja2 import Undefined
-
-from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter, defined_values
 from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import (
     input_type_errors, play_input_type_errors)
-
-
-def _defined(values, names):
-    """A host's values of ``names`` that it has and that can be templated: a value that needs facts
-    the host never gave (it failed or was unreachable before gathering them) is left out."""
-    out = {}
-    for name in names:
-        try:
-            if name not in values:
-                continue
-            value = values[name]
-        except AnsibleError:
-            continue
-        if not isinstance(value, Undefined):
-            out[name] = value
-    return out
 
 
 def _input_type_errors(options, values, hosts=None, defaults=None, defaults_host=None):
@@ -40,7 +21,7 @@ def _input_type_errors(options, values, hosts=None, defaults=None, defaults_host
     if hosts is None:
         return input_type_errors(options, values)
     names = list(options) if isinstance(options, Mapping) else []
-    hostvars = {host: _defined(values.get(host, {}), names) for host in hosts}
+    hostvars = {host: defined_values(values.get(host, {}), names) for host in hosts}
     return play_input_type_errors(options, hostvars, hosts, defaults or {}, defaults_host)
 
 

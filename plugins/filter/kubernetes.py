@@ -1,6 +1,6 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The kubernetes role's filters: kubernetes_errors (its input rules), kubernetes_kubeadm_api and
+"""The kubernetes role's filters: kubernetes_kubeadm_api and
 kubernetes_kubeadm_documents (kubeadm's configuration by version), kubernetes_kubeadm_argv (kubeadm
 init's and join's command line), kubernetes_images (the images a node pulls), kubernetes_join_parts
 (the join command's parts), kubernetes_not_ready (what the node list says is wrong) and
@@ -26,7 +26,6 @@ class FilterModule:
 
     def filters(self):
         return {
-            "kubernetes_errors": as_filter("kubernetes_errors", k.kubernetes_errors),
             "kubernetes_kubeadm_api": as_filter("kubernetes_kubeadm_api", k.kubeadm_api),
             "kubernetes_kubeadm_documents": as_filter("kubernetes_kubeadm_documents", _documents),
             "kubernetes_join_parts": as_filter("kubernetes_join_parts", k.join_parts),

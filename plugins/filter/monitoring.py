@@ -1,6 +1,6 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The monitoring role's filters: monitoring_errors (its input rules), monitoring_dcgm_repo_errors (the
+"""The monitoring role's filters: monitoring_dcgm_repo_errors (the
 rules of the DCGM exporter's repository, whose defaults need facts), monitoring_scrape_configs
 (Prometheus's scrape jobs from the inventory), monitoring_alertmanager_peers (the other monitoring
 hosts' Alertmanagers, for gossip), monitoring_counters_csv (the DCGM exporter's
@@ -16,13 +16,8 @@ from __future__ import annotations
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._monitoring import (
-    alertmanager_peers, artifacts, counters_csv, dashboard_queries, dcgm_repo_errors, host_plan, monitoring_errors, per_host,
-    pinned_packages, scrape_configs, service_flags, stale_services)
-
-
-def _monitoring_errors(hostvars, hosts, defaults):
-    """The messages over every host's values (its own, else the role's)."""
-    return monitoring_errors(per_host(hostvars, hosts, defaults), list(hosts))
+    alertmanager_peers, artifacts, counters_csv, dashboard_queries, dcgm_repo_errors, host_plan, per_host, pinned_packages,
+    scrape_configs, service_flags, stale_services)
 
 
 def _monitoring_scrape_configs(hostvars, server, groups, defaults):
@@ -42,7 +37,6 @@ class FilterModule:
 
     def filters(self):
         return {
-            "monitoring_errors": as_filter("monitoring_errors", _monitoring_errors),
             "monitoring_dcgm_repo_errors": as_filter("monitoring_dcgm_repo_errors", dcgm_repo_errors),
             "monitoring_scrape_configs": as_filter("monitoring_scrape_configs", _monitoring_scrape_configs),
             "monitoring_counters_csv": as_filter("monitoring_counters_csv", counters_csv),

@@ -1,6 +1,6 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The nfs role's filters: nfs_errors (its input rules), nfs_conf_options (the nfs.conf merge),
+"""The nfs role's filters: nfs_conf_options (the nfs.conf merge),
 nfs_server_plan (a server's nfs.conf options and firewall ports), nfs_client_mounts, nfs_dir_entries,
 nfs_fstab_pending, nfs_group_clashes, nfs_unknown_owners, nfs_node_state, nfs_unpublished and nfs_unmounted
 (derived data and checks).
@@ -13,20 +13,14 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_
 from ansible_collections.gpucluster.core.plugins.plugin_utils._nfs_state import (
     client_mounts, dir_entries, fstab_pending, group_clashes, node_state, server_plan, unknown_owners, unmounted,
     unpublished)
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_nfs import conf_options, nfs_errors, per_host
-
-
-def _nfs_errors(hostvars, hosts, inventory, defaults):
-    """The messages over every host's values (its own, else the role's)."""
-    return nfs_errors(per_host(hostvars, inventory, defaults), list(hosts))
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_nfs import conf_options
 
 
 class FilterModule:
-    """The nfs role's input rules, nfs.conf merge, derived data and checks."""
+    """The nfs role's nfs.conf merge, derived data and checks."""
 
     def filters(self):
         return {
-            "nfs_errors": as_filter("nfs_errors", _nfs_errors),
             "nfs_conf_options": as_filter("nfs_conf_options", conf_options),
             "nfs_client_mounts": as_filter("nfs_client_mounts", client_mounts),
             "nfs_unpublished": as_filter("nfs_unpublished", unpublished),

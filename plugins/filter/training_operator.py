@@ -1,7 +1,7 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The training_operator role's filters: training_operator_errors (its input rules) and
-training_operator_job_manifest (a job as data to a PyTorchJob or TrainJob manifest).
+"""The training_operator role's filter: training_operator_job_manifest (a job as data to a PyTorchJob
+or TrainJob manifest).
 
 Documented in the .yml files of the same names beside this file; the logic lives in
 plugins/plugin_utils/_training.py."""
@@ -17,6 +17,5 @@ class FilterModule:
 
     def filters(self):
         return {
-            "training_operator_errors": as_filter("training_operator_errors", t.training_operator_errors),
             "training_operator_job_manifest": as_filter("training_operator_job_manifest", t.job_manifest),
         }

@@ -1,6 +1,6 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The validation role's filters: validation_errors (its input rules), validation_expected (what a
+"""The validation role's filters: validation_expected (what a
 node must show), validation_scontrol_nodes (Slurm's view of the nodes), validation_kubernetes_nodes
 (Kubernetes' view of them), validation_not_responding
 (the nodes Slurm's ping has not reached), validation_job_nodes (who runs
@@ -36,11 +36,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation
 from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_plan as vplan
 from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_validation import (
-    HOST_NAMES,
-    node_settings,
-    validation_errors,
-)
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_validation import node_settings
 from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_report import (
     compare_baseline,
     document,
@@ -48,14 +44,6 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_report
     render_markdown,
     summary_lines,
 )
-
-
-def _errors(hostvars: Mapping[str, Any], hosts: Sequence[str], play: Mapping[str, Any]) -> List[str]:
-    per_host = {}
-    for host in hosts:
-        values = hostvars.get(host, {})
-        per_host[host] = {n: values.get(n, play.get(n)) for n in HOST_NAMES if n in values or n in play}
-    return validation_errors(per_host, play)
 
 
 def _expected(values: Mapping[str, Any], host: str, groups: Sequence[str], gpu_node: bool,
@@ -370,7 +358,6 @@ class FilterModule:
 
     def filters(self):
         return {
-            "validation_errors": as_filter("validation_errors", _errors),
             "validation_expected": as_filter("validation_expected", _expected),
             "validation_scontrol_nodes": as_filter("validation_scontrol_nodes", vplan.parse_scontrol_nodes),
             "validation_kubernetes_nodes": as_filter("validation_kubernetes_nodes", _kubernetes_nodes),

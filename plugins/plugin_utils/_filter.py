@@ -7,9 +7,11 @@ is caught."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Dict, Iterable, Mapping
 
-from ansible.errors import AnsibleFilterError
+from ansible.errors import AnsibleError, AnsibleFilterError
+from jinja2 import Undefined
+
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
 
 _SHAPE_ERRORS = (AttributeError, IndexError, KeyError, TypeError, ValueError)
@@ -31,3 +33,20 @@ def as_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
                                      % (name, type(exc).__name__, exc)) from None
 
     return wrapper
+
+
+def defined_values(values: Mapping[str, Any], names: Iterable[str]) -> Dict[str, Any]:
+    """A host's values of ``names`` (from ``hostvars``) that it has and that can be templated: a
+    value that needs facts the host never gave (it failed or was unreachable before gathering
+    them) is left out."""
+    out = {}
+    for name in names:
+        try:
+            if name not in values:
+                continue
+            value = values[name]
+        except AnsibleError:
+            continue
+        if not isinstance(value, Undefined):
+            out[name] = value
+    return out

@@ -13,15 +13,9 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types impor
 from ansible_collections.gpucluster.core.plugins.plugin_utils._kubernetes import _LABEL_RE, node_states
 from ansible_collections.gpucluster.core.plugins.module_utils._merge import deep_merge
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, RuleError, boolean, int_range, matches, token, url)
+    Errors, RoleInput, RuleError, boolean, int_range, matches, token, url)
 
 RESOURCE = "nvidia.com/gpu"
-NAMES = (
-    "gpu_operator_chart_version", "gpu_operator_chart_repo_url", "gpu_operator_chart_url", "gpu_operator_release_name",
-    "gpu_operator_namespace", "gpu_operator_helm_url", "gpu_operator_cdi", "gpu_operator_mig_strategy",
-    "gpu_operator_dcgm_exporter", "gpu_operator_service_monitor", "gpu_operator_extra_values", "gpu_operator_wait",
-    "gpu_operator_timeout", "gpu_operator_verify_timeout", "gpu_operator_control_plane_group",
-)
 MIG_STRATEGIES = ("auto", "none", "single", "mixed")
 # Helm: a release name is a DNS label of at most 53 characters.
 _RELEASE_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$")
@@ -63,6 +57,11 @@ def gpu_operator_errors(values: Mapping[str, Any]) -> List[str]:
     errors = Errors()
     _check(errors, values)
     return errors.messages
+
+
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over the play's values (the role runs on one host, the first control plane node)."""
+    return gpu_operator_errors(given.shared)
 
 
 def _mig_strategy(nodes: Mapping[str, Mapping[str, Any]]) -> str:

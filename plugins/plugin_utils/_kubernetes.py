@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from ansible_collections.gpucluster.core.plugins.module_utils._merge import deep_merge
 from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import describe
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, RuleError, abs_path, boolean, cidr_with_prefix, for_hosts, int_range, ip_address, matches, one_line,
+    Errors, RoleInput, RuleError, abs_path, boolean, cidr_with_prefix, for_hosts, int_range, ip_address, matches, one_line,
     overlapping, port, token, url)
 
 # kubeadm's config API by Kubernetes minor version: v1beta2 (1.15-1.21 here from 1.20, the oldest this
@@ -26,18 +26,6 @@ KINDS = ("InitConfiguration", "ClusterConfiguration", "JoinConfiguration", "Kube
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"
 KUBE_PROXY_API = "kubeproxy.config.k8s.io/v1alpha1"
 CRI_SOCKET = "/run/containerd/containerd.sock"
-
-NAMES = (
-    "kubernetes_version", "kubernetes_package_version", "kubernetes_repo_url", "kubernetes_repo_key_url",
-    "kubernetes_control_plane_group", "kubernetes_worker_group", "kubernetes_cluster_name",
-    "kubernetes_control_plane_endpoint", "kubernetes_apiserver_advertise_address", "kubernetes_apiserver_port",
-    "kubernetes_node_name", "kubernetes_pod_subnet", "kubernetes_service_subnet", "kubernetes_dns_domain",
-    "kubernetes_image_repository", "kubernetes_sandbox_image", "kubernetes_image_archives", "kubernetes_cgroup_driver",
-    "kubernetes_containerd_settings", "kubernetes_registry_mirrors", "kubernetes_cni_manifest_url",
-    "kubernetes_control_plane_schedulable", "kubernetes_kubeconfig_fetch_path", "kubernetes_token_ttl_minutes",
-    "kubernetes_kubeadm_config_extra", "kubernetes_ignore_preflight_errors", "kubernetes_skip_phases",
-    "kubernetes_kubelet_extra_args", "kubernetes_ready_timeout",
-)
 
 _VERSION_RE = re.compile(r"^v?([0-9]+)[.]([0-9]+)[.]([0-9]+)$")
 _PACKAGE_VERSION_RE = re.compile(r"^([0-9]+:)?[0-9][0-9A-Za-z.+~_-]*$")
@@ -246,6 +234,12 @@ def kubernetes_errors(values: Mapping[str, Mapping[str, Any]], hosts: Iterable[s
         if len(seen) > 1:
             out.append("%s: must be the same on every host of the cluster (got %s)" % (name, ", ".join(seen)))
     return out
+
+
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over this batch's hosts, each with its values as it sees them (kubernetes_node_name
+    is templated per host) and its base_os_networks and base_os_addresses (its preflight adds them)."""
+    return kubernetes_errors(given.hosts, list(given.hosts), given.groups)
 
 
 # --- kubeadm documents --------------------------------------------------------------------------------

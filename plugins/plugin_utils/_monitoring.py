@@ -17,32 +17,8 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, RuleError, abs_path, duplicates, for_hosts, host_values, int_range, is_int, one_line, port, secret, token,
+    Errors, RoleInput, RuleError, abs_path, duplicates, for_hosts, host_values, int_range, is_int, one_line, port, secret, token,
     url)
-
-# The variables the rules read, per host.
-HOST_NAMES = (
-    "monitoring_server_group", "monitoring_scrape_group", "monitoring_scrape_address",
-    "monitoring_node_exporter", "monitoring_node_exporter_port", "monitoring_node_exporter_textfile_dir",
-    "monitoring_node_exporter_args",
-    "monitoring_dcgm_exporter", "monitoring_dcgm_exporter_source", "monitoring_dcgm_exporter_image",
-    "monitoring_dcgm_exporter_port", "monitoring_dcgm_exporter_interval", "monitoring_dcgm_exporter_counters_extra",
-    "monitoring_slurm_job_mapping_dir", "monitoring_slurm_prolog_dir", "monitoring_slurm_epilog_dir",
-    "monitoring_gpu_count_expected", "monitoring_slurm_metrics_interval",
-    "monitoring_prometheus_port", "monitoring_prometheus_scrape_interval", "monitoring_prometheus_evaluation_interval",
-    "monitoring_prometheus_retention_time", "monitoring_prometheus_retention_size",
-    "monitoring_prometheus_storage_path", "monitoring_prometheus_external_labels",
-    "monitoring_prometheus_extra_scrape_configs",
-    "monitoring_alertmanager_port", "monitoring_alertmanager_cluster_port", "monitoring_alertmanager_route",
-    "monitoring_alertmanager_receivers", "monitoring_alertmanager_inhibit_rules",
-    "monitoring_grafana", "monitoring_grafana_port", "monitoring_grafana_admin_user",
-    "monitoring_grafana_admin_password", "monitoring_grafana_dashboard_urls", "monitoring_grafana_folder",
-    "monitoring_grafana_repo_manage", "monitoring_grafana_repo_url", "monitoring_grafana_repo_key_url",
-    "monitoring_grafana_repo_suite", "monitoring_grafana_repo_component",
-    "monitoring_dcgm_exporter_binary", "monitoring_verify_timeout",
-    # Where the host is in the monitoring group, Grafana's admin password is required.
-    "group_names",
-)
 
 # The collection's own dashboard (roles/monitoring/files/dashboards/<uid>.json).
 OWN_DASHBOARD = "gpucluster-gpu-health"
@@ -318,13 +294,25 @@ def _check_grafana(errors: Errors, values: Mapping[str, Any]) -> None:
 
 def per_host(hostvars: Mapping[str, Mapping[str, Any]], hosts: Iterable[str],
              defaults: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
-    """Each host's values of HOST_NAMES, the role's defaults where a host sets none."""
-    return host_values(hostvars, hosts, HOST_NAMES, defaults)
+    """Each host's values of the variables ``defaults`` names (the role's, as the asking host sees
+    them), its own where it sets one."""
+    return host_values(hostvars, hosts, list(defaults), defaults)
 
 
 def monitoring_errors(values: Mapping[str, Mapping[str, Any]], hosts: Iterable[str]) -> List[str]:
-    """Every error over the hosts' values, each message naming the host and the variable."""
+    """Every error over the hosts' values (with each host's ``group_names``: where it is in the
+    monitoring group, Grafana's admin password is required), each message naming the host and the
+    variable."""
     return for_hosts(values, hosts, _check_host)
+
+
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over every host of the play (``ansible_play_hosts_all``), each with its values and
+    the groups it is in."""
+    values = {host: dict(own, group_names=[name for name, members in given.groups.items()
+                                           if name != "all" and host in members])
+              for host, own in given.hosts.items()}
+    return monitoring_errors(values, list(values))
 
 
 # NVIDIA's CUDA repository or a mirror of it: the default key URL is the repository's URL + 3bf863cc.pub.

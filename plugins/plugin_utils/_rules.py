@@ -18,11 +18,37 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 
 class RuleError(Exception):
     """Raised by a rules function when its input is not of the expected shape at all."""
+
+
+@dataclass(frozen=True)
+class PlayHosts:
+    """The play's hosts as the check sees them: ``batch`` (this batch's active hosts, which read their
+    own values), ``hosts`` (every batch's, less those that failed) and ``all`` (every host of the play)."""
+
+    batch: Sequence[str] = ()
+    hosts: Sequence[str] = ()
+    all: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class RoleInput:
+    """What a role's rules get (gathered by plugins/plugin_utils/_common_input_rules.py).
+
+    ``hosts``: each host the role's rules read, in order, with its values of every option of the
+    role's argument spec (and the context the role's preflight adds); ``shared``: the values every
+    host shares, the play's as the run_once host sees them (the secrets too); ``groups``: the
+    inventory groups; ``play``: the play's hosts."""
+
+    hosts: Mapping[str, Mapping[str, Any]]
+    shared: Mapping[str, Any]
+    groups: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    play: PlayHosts = PlayHosts()
 
 
 class Errors:

@@ -5,26 +5,17 @@
 The hosts table (networks and every host's addresses) is checked by the cluster_hosts
 filter (plugins/filter/cluster_hosts.py); ``base_os_errors`` checks the rest: the
 inventory groups, and each host's values that end up in a config file or a command line.
+``input_errors`` is the entry the common input check calls (plugins/plugin_utils/_common_input_rules.py).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Iterable, List, Mapping
+from typing import Any, Iterable, List, Mapping
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, abs_path, for_hosts, hostname, int_range, ip_address, ip_network, is_int, one_line, port, port_range,
-    posix_name, token,
-)
-
-# The variables the rules read, per host. base_os_hostname is checked only where the
-# inventory sets it (its default is the host's own short name).
-HOST_NAMES = (
-    "base_os_hostname", "base_os_admin_user", "base_os_admin_user_shell", "base_os_sysctl",
-    "base_os_sysctl_defaults", "base_os_sysctl_file", "base_os_time_servers", "base_os_time_local_stratum",
-    "base_os_time_allow", "base_os_limits_memlock", "base_os_limits_nofile", "base_os_limits_file",
-    "base_os_default_target", "base_os_firewall_extra_ports", "base_os_packages_extra",
-    "base_os_chrony_daemon_options", "base_os_limits_extra",
+    Errors, RoleInput, abs_path, for_hosts, hostname, int_range, ip_address, ip_network, is_int, one_line, port,
+    port_range, posix_name, token,
 )
 
 _FIREWALL_RE = re.compile(r"^([0-9]+(?:-[0-9]+)?)/(tcp|udp)$")
@@ -137,16 +128,8 @@ def base_os_errors(hostvars: Mapping[str, Mapping[str, Any]], hosts: Iterable[st
     return out
 
 
-def per_host(hostvars: Mapping[str, Mapping[str, Any]], hosts: Iterable[str],
-             defaults: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
-    """Each host's values of HOST_NAMES, the play's values where the inventory sets none."""
-    out: Dict[str, Dict[str, Any]] = {}
-    for host in hosts:
-        values = hostvars.get(host, {})
-        out[host] = {}
-        for name in HOST_NAMES:
-            if name in values:
-                out[host][name] = values[name]
-            elif name in defaults and name != "base_os_hostname":
-                out[host][name] = defaults[name]
-    return out
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over the play's hosts (``ansible_play_hosts``), each with its values of the role's
+    options; the groups named by the play's values."""
+    return base_os_errors(given.hosts, list(given.hosts), given.groups,
+                          given.shared.get("base_os_cluster_group", "cluster"), given.shared.get("base_os_head_group", "head"))

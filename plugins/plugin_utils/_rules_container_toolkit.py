@@ -8,23 +8,8 @@ import re
 from typing import Any, List, Mapping
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import describe
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Errors, RuleError, url
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Errors, RoleInput, RuleError, url
 
-# The variables one host's check reads (the role's values as that host sees them).
-NAMES = (
-    "container_toolkit_docker_source",
-    "container_toolkit_version",
-    "container_toolkit_repo_url",
-    "container_toolkit_key_url",
-    "container_toolkit_docker_repo_url",
-    "container_toolkit_docker_key_url",
-    "container_toolkit_docker_version",
-    "container_toolkit_docker_daemon_config",
-    "container_toolkit_default_runtime",
-    "container_toolkit_docker_users",
-    "container_toolkit_gpu_test",
-    "container_toolkit_test_image",
-)
 RUNTIME = "nvidia"
 
 # upstream-revision as NVIDIA publishes it: 1.17.8-1 (the same on apt and dnf).
@@ -101,3 +86,9 @@ def container_toolkit_errors(values: Mapping[str, Any], host: str) -> List[str]:
     errors = Errors(host)
     _host(errors, values)
     return errors.messages
+
+
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over this batch's hosts, each with its values as it sees them (the defaults are
+    templated per host)."""
+    return [message for host, values in given.hosts.items() for message in container_toolkit_errors(values, host)]

@@ -20,37 +20,14 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import describe
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Errors, RuleError, duplicates, url
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Errors, RoleInput, RuleError, duplicates, url
 
-# The variables one host's check reads (the role's values as that host sees them), and what
-# the preflight passes about the nvidia_driver role, which writes the same `cuda` source.
-NAMES = (
-    "cuda_repo_manage",
-    "cuda_repo_url",
-    "cuda_repo_key_url",
-    "cuda_toolkits",
-    "cuda_toolkit_versions",
-    "cuda_default_toolkit",
-    "cuda_cudnn",
-    "cuda_cudnn_source",
-    "cuda_cudnn_version",
-    "cuda_cudnn_archive_url",
-    "cuda_cudnn_archive_checksum",
-    "cuda_nccl",
-    "cuda_nccl_version",
-    "cuda_verify",
-)
-DRIVER_NAMES = (
-    # The `cuda` source the nvidia_driver role recorded for this host when it ran on it
-    # earlier in this run ({url, key_url, ...}; {} when it writes none there), else None.
-    "nvidia_driver_cuda_repository",
-    # Whether the nvidia_driver role is in this play (it may run after this role), and its
-    # variables as this host sees them (None when not visible here).
-    "nvidia_driver_in_play",
-    "nvidia_driver_source",
-    "nvidia_driver_repo_url",
-    "nvidia_driver_repo_key_url",
-)
+# Besides the role's own options, each host's values hold what its preflight passes about the
+# nvidia_driver role, which writes the same `cuda` source: nvidia_driver_cuda_repository (the source
+# that role recorded for this host when it ran on it earlier in this run: {url, key_url, ...}, {}
+# when it writes none there, else None), nvidia_driver_in_play (whether that role is in this play,
+# it may run after this one) and its nvidia_driver_source, nvidia_driver_repo_url and
+# nvidia_driver_repo_key_url as this host sees them (None when not visible here).
 
 _TOOLKIT_RE = re.compile(r"[0-9]+[.][0-9]+")
 _CUDNN_PACKAGE_VERSION_RE = re.compile(r"[0-9]+([.][0-9]+){2,3}-[0-9A-Za-z.+~]+")
@@ -211,6 +188,12 @@ def cuda_errors(values: Mapping[str, Any], host: str) -> List[str]:
     _nccl_errors(errors, values)
     _repository_errors(errors, values)
     return errors.messages
+
+
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over this batch's hosts, each with its values as it sees them (the defaults are
+    templated per host) and what it knows of the nvidia_driver role."""
+    return [message for host, values in given.hosts.items() for message in cuda_errors(values, host)]
 
 
 # --- What the role installs ----------------------------------------------------------------

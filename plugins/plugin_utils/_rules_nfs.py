@@ -14,15 +14,7 @@ import ipaddress
 import re
 from typing import Any, Dict, Iterable, List, Mapping
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError, host_values, int_range
-
-# The variables the rules read, per host.
-HOST_NAMES = (
-    "nfs_exports", "nfs_export_options", "nfs_exports_file", "nfs_allow_no_root_squash",
-    "nfs_server_nfsv3", "nfs_server_mountd_port", "nfs_server_statd_port", "nfs_server_lockd_port",
-    "nfs_conf_settings", "nfs_mounts", "nfs_mount_version", "nfs_mount_options",
-    "nfs_idmapd_domain", "nfs_groups", "nfs_mount_timeout", "nfs_mount_idle_timeout",
-)
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RoleInput, RuleError, int_range
 
 _PATH_RE = re.compile(r"^(/[^/\s]+)+$")
 _DOTS_RE = re.compile(r"(^|/)[.]{1,2}(/|$)")
@@ -199,10 +191,10 @@ def nfs_errors(hostvars: Mapping[str, Mapping[str, Any]], hosts: Iterable[str]) 
     return errors
 
 
-def per_host(hostvars: Mapping[str, Mapping[str, Any]], hosts: Iterable[str],
-             defaults: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
-    """Each host's values of HOST_NAMES, the role's defaults where a host sets none."""
-    return host_values(hostvars, hosts, HOST_NAMES, defaults)
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over the play's hosts (``ansible_play_hosts``); the values of every inventory host,
+    for the mounts' servers."""
+    return nfs_errors(given.hosts, given.play.hosts)
 
 
 def conf_options(role: Mapping[str, Mapping[str, Any]],

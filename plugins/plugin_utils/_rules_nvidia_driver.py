@@ -7,21 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any, List, Mapping
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Errors, RuleError, int_range, url
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import Errors, RoleInput, RuleError, int_range, url
 
-# The variables one host's check reads (the role's values as that host sees them).
-NAMES = (
-    "nvidia_driver_install",
-    "nvidia_driver_source",
-    "nvidia_driver_repo_url",
-    "nvidia_driver_repo_key_url",
-    "nvidia_driver_branch",
-    "nvidia_driver_version",
-    "nvidia_driver_kernel_modules",
-    "nvidia_driver_fabricmanager",
-    "nvidia_driver_reboot",
-    "nvidia_driver_reboot_timeout",
-)
 # Seconds the reboot may take (a large GPU server with many DIMMs and NVSwitches can take
 # several minutes; a day is surely a mistake).
 REBOOT_TIMEOUT = (1, 86400)
@@ -77,3 +64,9 @@ def nvidia_driver_errors(values: Mapping[str, Any], host: str) -> List[str]:
     errors = Errors(host)
     _host(errors, values)
     return errors.messages
+
+
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over this batch's hosts, each with its values as it sees them (the defaults are
+    templated per host)."""
+    return [message for host, values in given.hosts.items() for message in nvidia_driver_errors(values, host)]

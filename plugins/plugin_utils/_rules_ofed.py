@@ -26,7 +26,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, RuleError, abs_path, duplicates, int_range, ip_address, overlapping, url,
+    Errors, RoleInput, RuleError, abs_path, duplicates, int_range, ip_address, overlapping, url,
 )
 
 IPNetwork = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
@@ -319,3 +319,9 @@ def ofed_errors(values: Mapping[str, Mapping[str, Any]]) -> List[str]:
         _host(errors, host, host_values, fabric)
         messages.extend(errors.messages)
     return messages
+
+
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over this batch's hosts, each with its values as it sees them (the defaults are
+    templated per host: ofed_addresses is base_os_addresses)."""
+    return ofed_errors(given.hosts)

@@ -17,7 +17,7 @@ import binascii
 import re
 from typing import Any, List, Mapping, Optional
 
-from ._rules import (Errors, RuleError, duplicates, hostname, int_range, one_line, port_range,
+from ._rules import (Errors, PlayHosts, RoleInput, RuleError, duplicates, hostname, int_range, one_line, port_range,
                      posix_name, token, url)
 
 PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
@@ -28,15 +28,6 @@ _PACKAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9+._-]*$")
 MUNGE_KEY_MIN_BYTES = 32
 NODE_WEIGHT_MAX = 4294967294
 
-GLOBAL_NAMES = (
-    "slurm_cluster_name", "slurm_controller_group", "slurm_compute_group", "slurm_dbd_group",
-    "slurm_login_group", "slurm_repository", "slurm_munge_key", "slurm_config", "slurm_partitions",
-    "slurm_cgroup_config", "slurm_dbd_password", "slurm_dbd_database", "slurm_dbd_user",
-    "slurm_accounting_qos", "slurm_accounting_accounts", "slurm_accounting_users",
-    "slurm_srun_port_range", "slurm_user", "slurm_install_recommends", "slurm_extra_packages",
-)
-HOST_NAMES = ("slurm_node_features", "slurm_node_weight", "slurm_real_memory_fraction",
-              "slurm_slurmd_options", "slurm_gres_type_map")
 # A GRES type as gres.conf and slurm.conf's Gres= take it (gpucluster.core.gres_conf's own rule).
 _GRES_TYPE_RE = re.compile(r"^[^\s,:=()]+$")
 
@@ -266,9 +257,9 @@ def slurm_errors(settings: Mapping[str, Any], hosts: Mapping[str, Mapping[str, A
                  groups: Mapping[str, List[str]]) -> List[str]:
     """Every error in the slurm role's input, as messages (empty when all is good).
 
-    ``settings``: the values every host shares (GLOBAL_NAMES); ``hosts``: compute node name to
-    its per-host values (HOST_NAMES, missing ones take the role's defaults); ``groups``: the
-    inventory groups.
+    ``settings``: the values every host shares (the play's); ``hosts``: compute node name to
+    its values (the per-host ones: slurm_node_features, slurm_node_weight, slurm_real_memory_fraction,
+    slurm_slurmd_options, slurm_gres_type_map); ``groups``: the inventory groups.
     """
     if not isinstance(settings, Mapping) or not isinstance(hosts, Mapping) or not isinstance(groups, Mapping):
         raise RuleError("slurm_errors expects the settings, the hosts' values and the groups as dicts")
@@ -292,3 +283,14 @@ def slurm_errors(settings: Mapping[str, Any], hosts: Mapping[str, Mapping[str, A
         _node(host_errors, values)
         out.extend(host_errors.messages)
     return out
+
+
+def compute_nodes(shared: Mapping[str, Any], play: PlayHosts, groups: Mapping[str, List[str]]) -> List[str]:
+    """The hosts whose values the rules read: every compute node of the inventory (slurm.conf names
+    them all, in the play or not)."""
+    return list(groups.get(shared.get("slurm_compute_group"), []) or [])
+
+
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over the play's values and each compute node's own."""
+    return slurm_errors(given.shared, given.hosts, given.groups)

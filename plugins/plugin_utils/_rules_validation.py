@@ -16,6 +16,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import CHE
 from ansible_collections.gpucluster.core.plugins.plugin_utils._kubernetes import _LABEL_RE, _SUBDOMAIN_RE
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
     Errors,
+    RoleInput,
     abs_path,
     boolean,
     int_range,
@@ -26,13 +27,6 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
 )
 from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_plan import POLICIES
 
-# Per-host variables (a host may set its own); the rest are read once, from the play.
-HOST_NAMES = (
-    "validation_gpu_count", "validation_gpu_model", "validation_driver_version", "validation_cuda_version",
-    "validation_hca", "validation_mounts", "validation_services", "validation_xid_codes",
-    "validation_severity", "validation_nvidia_smi_path", "validation_ibstat_path", "validation_cuda_home",
-    "validation_kernel_log_minutes", "validation_container_runtime",
-)
 CHECK_FAMILIES = ("passive", "active")
 _UNIT_RE = re.compile(r"^[A-Za-z0-9@._:-]+$")
 _PIP_ENV_RE = re.compile(r"^PIP_[A-Z0-9_]+$")
@@ -240,6 +234,11 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
         _host(host_errors, per_host[host], building=play.get("validation_nccl_tests_source", "") != "")
         out.extend(host_errors.messages)
     return out
+
+
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over the play's values and every host of the play's (``ansible_play_hosts_all``)."""
+    return validation_errors(given.hosts, given.shared)
 
 
 def node_settings(values: Mapping[str, Any], host: str, groups: Iterable[str], gpu_node: bool,

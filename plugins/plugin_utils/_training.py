@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping
 from ansible_collections.gpucluster.core.plugins.plugin_utils._input_types import describe
 from ansible_collections.gpucluster.core.plugins.plugin_utils._kubernetes import _IMAGE_REF_RE, _LABEL_RE
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import (
-    Errors, abs_path, boolean, hostname, int_range, matches, url)
+    Errors, RoleInput, abs_path, boolean, hostname, int_range, matches, url)
 
 KINDS = ("PyTorchJob", "TrainJob")
 JOB_KEYS = ("name", "namespace", "kind", "image", "command", "nodes", "gpus_per_node", "nfs", "env", "runtime")
@@ -95,6 +95,11 @@ def training_operator_errors(values: Mapping[str, Any]) -> List[str]:
     errors.check("training_operator_control_plane_group", matches(values.get("training_operator_control_plane_group"),
                                                                   re.compile(r"^[A-Za-z0-9_-]+$"), "a group name"))
     return errors.messages
+
+
+def input_errors(given: RoleInput) -> List[str]:
+    """The rules over the play's values (the role runs on one host, the first control plane node)."""
+    return training_operator_errors(given.shared)
 
 
 def _volumes(job: Mapping[str, Any]):

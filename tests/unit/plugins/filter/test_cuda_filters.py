@@ -1,7 +1,9 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The cuda and nvidia_driver roles' filters: each is found by its name and turns input of the
-wrong shape into an AnsibleFilterError (their logic is tested in tests/unit/plugins/plugin_utils/)."""
+"""The cuda role's filters: each is found by its name and turns input of the wrong shape into an
+AnsibleFilterError (their logic is tested in tests/unit/plugins/plugin_utils/; the cuda and
+nvidia_driver roles' input rules are called through gpucluster.core.input_rule_failure,
+tests/unit/plugins/filter/test_input_rules_filter.py)."""
 
 from __future__ import annotations
 
@@ -11,19 +13,15 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpucluster.core.plugins.filter import (
     cuda_packages,
     cuda_plan,
-    cuda_rules,
     cuda_unavailable,
     cuda_verify_problems,
-    nvidia_driver_rules,
 )
 
 FILTERS = {
     "cuda_cudnn_entries": cuda_plan,
-    "cuda_errors": cuda_rules,
     "cuda_packages": cuda_packages,
     "cuda_unavailable": cuda_unavailable,
     "cuda_verify_problems": cuda_verify_problems,
-    "nvidia_driver_errors": nvidia_driver_rules,
 }
 
 
@@ -37,9 +35,6 @@ def test_each_file_exposes_its_filter(name):
 
 
 def test_good_input_passes_through():
-    assert _filter("cuda_errors")({"cuda_toolkits": ["12.4"], "cuda_default_toolkit": "12.4", "cuda_cudnn": False,
-                                   "cuda_cudnn_source": "repo", "cuda_nccl": False, "cuda_repo_manage": False},
-                                  host="gpu01") == []
     assert _filter("cuda_packages")({"cuda_toolkits": ["12.4"], "cuda_toolkit_versions": {"12.4": "12.4.1-1"}},
                                     cudnn_packages=[], nccl_packages=[], separator="=") == [
         {"name": "cuda-toolkit-12-4", "version": "12.4.1-1", "spec": "cuda-toolkit-12-4=12.4.1-1"}]
@@ -47,14 +42,9 @@ def test_good_input_passes_through():
                                        {"skipped": True}) == []
     assert _filter("cuda_cudnn_entries")([{"path": "/stage/lib/libcudnn.so"}], "/stage", "/usr/local/cuda-12.4") == [
         {"path": "/stage/lib/libcudnn.so", "dest": "/usr/local/cuda-12.4/lib64/libcudnn.so"}]
-    assert _filter("nvidia_driver_errors")({"nvidia_driver_install": "x"}, host="gpu01")[0] == (
-        "host 'gpu01': nvidia_driver_install: must be true, false or auto (got 'x')")
 
 
 @pytest.mark.parametrize("name, args, kwargs, message", [
-    ("cuda_errors", (["x"],), {"host": "gpu01"}, "cuda_errors: the input must be a dict of the role's variables"),
-    ("nvidia_driver_errors", ("x",), {"host": "gpu01"},
-     "nvidia_driver_errors: the input must be a dict of the role's variables"),
     ("cuda_packages", ("x",), {"cudnn_packages": [], "nccl_packages": [], "separator": "="},
      "cuda_packages: the input must be a dict of the role's variables"),
     ("cuda_packages", ({"cuda_toolkits": ["12.4"], "cuda_toolkit_versions": ["x"]},),

@@ -9,6 +9,7 @@ import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils import _gpu_operator as g
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils import role_specs
 
 GOOD = {
     "gpu_operator_chart_version": "v25.3.4",
@@ -31,7 +32,8 @@ GOOD = {
 
 def test_good_values_have_no_error():
     assert g.gpu_operator_errors(GOOD) == []
-    assert set(GOOD) == set(g.NAMES)
+    # The good values name every option of the role's argument spec, which the rules get.
+    assert set(GOOD) == set(role_specs.options("gpu_operator"))
 
 
 @pytest.mark.parametrize("chart_url", [

@@ -9,6 +9,7 @@ import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils import _kubernetes as k
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils import role_specs
 
 GOOD = {
     "kubernetes_version": "1.33.5",
@@ -54,7 +55,8 @@ def cluster(**per_host):
 
 def test_good_values_have_no_error():
     assert k.kubernetes_errors(cluster(), ["cp1", "gpu01", "gpu02"], GROUPS) == []
-    assert set(GOOD) == set(k.NAMES)
+    # The good values name every option of the role's argument spec, which the rules get.
+    assert set(GOOD) == set(role_specs.options("kubernetes"))
 
 
 @pytest.mark.parametrize("name, value, message", [

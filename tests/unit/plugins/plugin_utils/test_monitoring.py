@@ -12,9 +12,9 @@ import re
 import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils._monitoring import (
-    DCGM_COUNTERS, alertmanager_peers, artifacts, counters_csv, dashboard_queries, dcgm_repo_errors, host_plan, is_gpu_node,
-    monitoring_errors, per_host, pinned_packages, scrape_configs, service_flags, stale_services)
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
+    DCGM_COUNTERS, alertmanager_peers, artifacts, counters_csv, dashboard_queries, dcgm_repo_errors, host_plan, input_errors,
+    is_gpu_node, monitoring_errors, per_host, pinned_packages, scrape_configs, service_flags, stale_services)
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RoleInput, RuleError, host_values
 
 DEFAULTS = {
     "monitoring_server_group": "monitoring", "monitoring_scrape_group": "cluster", "monitoring_scrape_address": "",
@@ -50,7 +50,7 @@ H = "host 'master': "
 
 def errors(**values):
     hosts = {"master": values}
-    return monitoring_errors(per_host(hosts, ["master"], DEFAULTS), ["master"])
+    return monitoring_errors(host_values(hosts, ["master"], list(DEFAULTS) + ["group_names"], DEFAULTS), ["master"])
 
 
 def test_the_defaults_are_good():
@@ -216,10 +216,19 @@ def test_bad_values(values, message):
 
 def test_every_error_at_once_over_hosts():
     hosts = {"master": {"monitoring_prometheus_port": "9090"}, "worker1": {"monitoring_node_exporter_port": 70000}}
-    assert monitoring_errors(per_host(hosts, ["master", "worker1"], DEFAULTS), ["master", "worker1"]) == [
+    assert monitoring_errors(host_values(hosts, ["master", "worker1"], DEFAULTS, DEFAULTS), ["master", "worker1"]) == [
         "host 'master': monitoring_prometheus_port: must be an integer (got '9090')",
         "host 'worker1': monitoring_node_exporter_port: must be within 1-65535 (got 70000)",
     ]
+
+
+def test_the_monitoring_hosts_come_from_the_groups():
+    # The common input check's entry: each host's groups from the inventory's, so that Grafana's admin
+    # password is required on the monitoring hosts only.
+    given = RoleInput(hosts={"master": DEFAULTS, "worker1": DEFAULTS}, shared=DEFAULTS,
+                      groups={"all": ["master", "worker1"], "monitoring": ["master"]})
+    assert input_errors(given) == [H + "monitoring_grafana_admin_password: must be set (a string of at least 8 "
+                                       "characters; the value is not shown)"]
 
 
 # ----------------------------------------------------------------------------- scrape jobs

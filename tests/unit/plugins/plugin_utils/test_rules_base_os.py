@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import PlayHosts, RoleInput, host_values
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_base_os import (
-    base_os_errors, firewall_port, per_host,
+    base_os_errors, firewall_port, input_errors,
 )
 
+# The play's values as the run_once host (master) reads them: base_os_hostname's default is the
+# host's own short name, templated there.
 DEFAULTS = {
-    "base_os_hostname": "{{ inventory_hostname_short }}", "base_os_admin_user": "root",
+    "base_os_hostname": "master", "base_os_admin_user": "root",
     "base_os_admin_user_shell": "/bin/bash", "base_os_sysctl": {},
     "base_os_sysctl_defaults": {"net.core.rmem_max": 134217728, "net.ipv4.tcp_rmem": "4096 87380 134217728"},
     "base_os_sysctl_file": "/etc/sysctl.d/90-gpucluster.conf", "base_os_time_servers": [],
@@ -26,7 +29,7 @@ W = "host 'worker1': "
 
 def errors(worker=None, groups=None, hosts=("master", "worker1")):
     hostvars = {"master": {}, "worker1": dict(worker or {})}
-    return base_os_errors(per_host(hostvars, hosts, DEFAULTS), hosts,
+    return base_os_errors(host_values(hostvars, hosts, DEFAULTS, DEFAULTS), hosts,
                           GROUPS if groups is None else groups, "cluster", "head")
 
 
@@ -134,6 +137,9 @@ def test_bad_groups(groups, hosts, expected):
     assert errors(groups=groups, hosts=hosts) == expected
 
 
-def test_hostname_default_is_not_checked():
-    # The default is a template (the host's own short name), rendered per host by Ansible.
-    assert "base_os_hostname" not in per_host({"m": {}}, ["m"], DEFAULTS)["m"]
+def test_the_groups_come_from_the_plays_values():
+    # The common input check's entry: the play's hosts with their values, the group names from the
+    # play's values (shared), the inventory's groups.
+    given = RoleInput(hosts={"gpu1": DEFAULTS}, shared=dict(DEFAULTS, base_os_cluster_group="nodes"),
+                      groups={"nodes": ["master"], "head": ["master"]}, play=PlayHosts(hosts=("gpu1",)))
+    assert input_errors(given) == ["host 'gpu1': base_os_cluster_group: the host must be in inventory group 'nodes'"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_nfs import client_ok, conf_options, nfs_errors, per_host
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError, host_values
+from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_nfs import client_ok, conf_options, nfs_errors
 
 DEFAULTS = {
     "nfs_exports": [], "nfs_export_options": ["rw", "sync", "no_subtree_check", "root_squash"],
@@ -30,7 +30,7 @@ def errors(master=None, worker=None, exports=None, mounts=None):
                    "nfs_mounts": [MOUNT] if mounts is None else mounts, **(master or {})},
         "worker1": {"nfs_mounts": [MOUNT], **(worker or {})},
     }
-    return nfs_errors(per_host(hosts, hosts, DEFAULTS), ["master", "worker1"])
+    return nfs_errors(host_values(hosts, hosts, DEFAULTS, DEFAULTS), ["master", "worker1"])
 
 
 @pytest.mark.parametrize("client", [

@@ -11,10 +11,10 @@ import pytest
 from ansible_collections.gpucluster.core.plugins.module_utils._health import CHECKS
 from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_validation import (
     CHECK_FAMILIES,
-    HOST_NAMES,
     node_settings,
     validation_errors,
 )
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils import role_specs
 
 # The role's defaults (roles/validation/defaults/main.yml), with the templated results dir resolved.
 PLAY = {
@@ -60,7 +60,8 @@ def errors(play=None, host=None, per_host=None):
 
 def test_names():
     assert CHECK_FAMILIES == ("passive", "active")
-    assert set(HOST_NAMES) == set(HOST)
+    # The values here are options of the role's argument spec, which the rules get per host.
+    assert set(PLAY) | set(HOST) <= set(role_specs.options("validation"))
 
 
 @pytest.mark.parametrize("play, host", [
@@ -457,5 +458,5 @@ def test_node_settings_keeps_other_values_and_does_not_change_its_input():
 
 def test_resolved_settings_pass_the_rules():
     out = node_settings(dict(HOST, nfs_mounts=NFS), "gpu1", ["slurm_compute"], True, GROUPS)
-    per_host = {"gpu1": {name: out[name] for name in HOST_NAMES}}
+    per_host = {"gpu1": {name: out[name] for name in HOST}}
     assert validation_errors(per_host, PLAY) == []

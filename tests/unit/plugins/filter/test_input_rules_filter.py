@@ -17,7 +17,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import def
 
 FILTER = input_rules.FilterModule().filters()["input_rule_failure"]
 PLAY = {"batch": ["n1"], "hosts": ["n1", "n2"], "all": ["n1", "n2", "n3"]}
-NAMES = ["probe_port", "probe_secret"]
+OPTIONS = ["probe_port", "probe_secret"]
 
 
 class NeedsFacts(dict):
@@ -47,7 +47,7 @@ def test_the_filter_is_found_by_its_name():
 def test_what_the_rules_get(seen):
     hostvars = {"n1": {"probe_port": 1, "probe_secret": "n1-secret"}, "n2": {"probe_port": 2}, "n3": NeedsFacts()}
     own = {"n1": {"probe_port": 11}, "n2": {"probe_port": 12}}  # n2 is not of this batch: its reading is stale
-    failure = FILTER(hostvars, "gpucluster.core.probe", NAMES, own=own, shared={"probe_port": 80, "probe_secret": "s"},
+    failure = FILTER(hostvars, "gpucluster.core.probe", OPTIONS, own=own, shared={"probe_port": 80, "probe_secret": "s"},
                      play=PLAY, groups={"all": ["n1", "n2", "n3"]})
     assert failure == "probe: bad input, no host was changed: host 'n1': probe_port: 11; host 'n2': probe_port: 12; " \
                       "host 'n3': probe_port: 80"
@@ -57,13 +57,13 @@ def test_what_the_rules_get(seen):
 
 
 def test_a_host_outside_the_inventory_gets_the_plays_values(seen):
-    FILTER({}, "probe", NAMES, own={}, shared={"probe_port": 80}, play={"all": ["n9"]}, groups={})
+    FILTER({}, "probe", OPTIONS, own={}, shared={"probe_port": 80}, play={"all": ["n9"]}, groups={})
     assert seen[0].hosts == {"n9": {"probe_port": 80}}
 
 
 @pytest.mark.parametrize("args, message", [
-    (({}, "gpucluster.core.probe2", NAMES), "input_rule_failure: the role 'probe2' has no input rules (the roles that "
-                                            "have: base_os, "),
+    (({}, "gpucluster.core.probe2", OPTIONS), "input_rule_failure: the role 'probe2' has no input rules (the roles "
+                                              "that have: base_os, "),
     (({}, "probe", "probe_port"), "input_rule_failure: the names must be a list of the role's option names (got "
                                   "'probe_port')"),
     (({}, "probe", [1]), "input_rule_failure: the names must be a list of the role's option names (got [1])"),
@@ -76,7 +76,7 @@ def test_bad_input_is_a_filter_error(seen, args, message):
 
 def test_the_wrong_shape_is_a_filter_error(seen):
     with pytest.raises(AnsibleFilterError) as exc:
-        FILTER({}, "probe", NAMES, own={}, shared={}, play=PLAY, groups=["all"])
+        FILTER({}, "probe", OPTIONS, own={}, shared={}, play=PLAY, groups=["all"])
     assert str(exc.value) == "input_rule_failure: the input is not of the expected shape (AttributeError: " \
                              "'list' object has no attribute 'items')"
 

@@ -91,3 +91,51 @@ def test_every_registered_result_is_read(role):
             if not re.search(r"\b%s\b" % re.escape(name), reads):
                 unread.append("%s: %s" % (path.relative_to(ROOT), name))
     assert unread == []
+
+
+# Keys whose text is read by people (a message, a name), not logic.
+_MESSAGE_KEYS = {"msg", "fail_msg", "success_msg", "name", "description"}
+_PLAYBOOKS = sorted((ROOT / "playbooks").rglob("*.yml")) + [ROOT / "site.yml"]
+
+
+def _long_expressions(path: Path):
+    """Each Jinja expression (a scalar holding {{ }}) of more than 3 non-blank source lines, and
+    each `when:` comparing against a hand-built hashed string (sha1/md5/hash): their places."""
+    text = path.read_text(encoding="utf-8")
+    found = []
+
+    def walk(node, key):
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                walk(v, k.value if isinstance(k, yaml.ScalarNode) else None)
+        elif isinstance(node, yaml.SequenceNode):
+            for v in node.value:
+                walk(v, key)
+        elif isinstance(node, yaml.ScalarNode) and isinstance(node.value, str):
+            where = "%s:%d (%s)" % (path.relative_to(ROOT), node.start_mark.line + 1, key)
+            if key == "when" and re.search(r"hash\(|sha1|md5", node.value):
+                found.append(where + ": a when comparing a hashed string")
+            if "{{" in node.value and key not in _MESSAGE_KEYS:
+                source = text[node.start_mark.index:node.end_mark.index]
+                lines = len([line for line in source.splitlines() if line.strip()])
+                if lines > 3:
+                    found.append(where + ": %d lines" % lines)
+
+    for document in yaml.compose_all(text, Loader=yaml.SafeLoader):
+        if document is not None:
+            walk(document, None)
+    return found
+
+
+@pytest.mark.parametrize("role", ROLES + ["playbooks"])
+def test_no_long_expressions(role):
+    """YAML wires what Python works out: no expression in a role's tasks, vars, handlers or
+    defaults (or a playbook) runs over 3 lines, and no `when:` compares hand-built hashed strings
+    (gpucluster.core.files compares)."""
+    if role == "playbooks":
+        paths = _PLAYBOOKS
+    else:
+        base = ROOT / "roles" / role
+        paths = sorted(p for d in ("tasks", "vars", "handlers", "defaults") for p in (base / d).glob("*.yml"))
+    found = [f for path in paths for f in _long_expressions(path)]
+    assert found == []

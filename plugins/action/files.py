@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleActionFail
 from ansible_collections.gpucluster.core.plugins.modules.files import ARGUMENT_SPEC
-from ansible_collections.gpucluster.core.plugins.plugin_utils._action import ReadFirstAction
-from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._action import ReadFirstAction
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._files import (
     FilesError,
     check_entries,
     normalize_entry,

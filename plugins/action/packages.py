@@ -15,8 +15,8 @@ import shlex
 
 from ansible.errors import AnsibleActionFail
 from ansible_collections.gpucluster.core.plugins.modules.packages import ARGUMENT_SPEC
-from ansible_collections.gpucluster.core.plugins.plugin_utils._action import ReadFirstAction
-from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._action import ReadFirstAction
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._files import (
     FilesError,
     check_entries,
     normalize_entry,
@@ -26,7 +26,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils._files import (
     state_command,
     text_command,
 )
-from ansible_collections.gpucluster.core.plugins.plugin_utils._packages import (
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._packages import (
     DPKG_QUERY_FORMAT,
     PackagesError,
     check_selection_names,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleActionFail
 from ansible_collections.gpucluster.core.plugins.modules.services import ARGUMENT_SPEC
-from ansible_collections.gpucluster.core.plugins.plugin_utils._action import ReadFirstAction
-from ansible_collections.gpucluster.core.plugins.plugin_utils._services import (
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._action import ReadFirstAction
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._services import (
     ServicesError,
     check_entries,
     differs,

@@ -1,18 +1,17 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The artifact list of playbooks/artifacts.yml: artifacts_host_plan, artifacts_document and artifacts_table.
+"""The artifacts playbook's filters: each host's plan, the merged document and its table.
 
-Documented in artifacts_host_plan.yml, artifacts_document.yml and artifacts_table.yml beside this
-file; the logic is plugins/plugin_utils/_artifacts.py."""
+Each filter is documented in plugins/filter/<filter>.yml."""
 
 from __future__ import annotations
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._artifacts import document, host_plan, table
-from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.artifacts._artifacts import document, host_plan, table
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
 
 
 class FilterModule:
-    """What the site playbook downloads, per host and merged."""
+    """The artifacts filters."""
 
     def filters(self):
         return {

@@ -1,20 +1,16 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpu_operator role's filters: gpu_operator_nodes (the GPU
-nodes as the role read them), gpu_operator_values (the chart's values derived from them),
-gpu_operator_expected (what each must advertise) and gpu_operator_short_nodes (who does not).
-
-Documented in the .yml files of the same names beside this file; the logic lives in
-plugins/plugin_utils/_gpu_operator.py."""
+"""The gpu_operator filters (each documented in plugins/filter/<filter>.yml); the logic lives in
+plugins/plugin_utils/gpu_operator/."""
 
 from __future__ import annotations
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _gpu_operator as g
-from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.gpu_operator import _gpu_operator as g
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
 
 
 class FilterModule:
-    """The gpu_operator role's filters."""
+    """The gpu_operator filters."""
 
     def filters(self):
         return {

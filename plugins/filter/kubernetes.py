@@ -1,20 +1,14 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The kubernetes role's filters: kubernetes_kubeadm_api and
-kubernetes_kubeadm_documents (kubeadm's configuration by version), kubernetes_kubeadm_argv (kubeadm
-init's and join's command line), kubernetes_images (the images a node pulls), kubernetes_join_parts
-(the join command's parts), kubernetes_not_ready (what the node list says is wrong) and
-kubernetes_node_taints (each node's taint keys).
-
-Documented in the .yml files of the same names beside this file; the logic lives in
-plugins/plugin_utils/_kubernetes.py."""
+"""The kubernetes filters (each documented in plugins/filter/<filter>.yml); the logic lives in
+plugins/plugin_utils/kubernetes/."""
 
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _kubernetes as k
-from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.kubernetes import _kubernetes as k
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
 
 
 def _documents(values: Mapping[str, Any], mode: str, join: Optional[Mapping[str, Any]] = None) -> List[Dict[str, Any]]:
@@ -22,7 +16,7 @@ def _documents(values: Mapping[str, Any], mode: str, join: Optional[Mapping[str,
 
 
 class FilterModule:
-    """The kubernetes role's filters."""
+    """The kubernetes filters."""
 
     def filters(self):
         return {

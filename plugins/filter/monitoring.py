@@ -1,21 +1,12 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The monitoring role's filters: monitoring_dcgm_repo_errors (the
-rules of the DCGM exporter's repository, whose defaults need facts), monitoring_scrape_configs
-(Prometheus's scrape jobs from the inventory), monitoring_alertmanager_peers (the other monitoring
-hosts' Alertmanagers, for gossip), monitoring_counters_csv (the DCGM exporter's
-counters file), monitoring_dashboard_queries (a Grafana dashboard's PromQL, ready to ask
-Prometheus), monitoring_pinned_packages (a package list with one package at its pinned version),
-monitoring_plan (a host's firewall ports and restart checks), monitoring_service_flags (the flags
-of its services), monitoring_stale_services (the services a failed run left running with old
-settings) and monitoring_artifacts (what the role downloads on a host, for playbooks/artifacts.yml).
-
-Documented in the .yml files of the same names beside this file."""
+"""The monitoring filters (each documented in plugins/filter/<filter>.yml); the logic lives in
+plugins/plugin_utils/monitoring/."""
 
 from __future__ import annotations
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
-from ansible_collections.gpucluster.core.plugins.plugin_utils._monitoring import (
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.monitoring._monitoring import (
     alertmanager_peers, artifacts, counters_csv, dashboard_queries, dcgm_repo_errors, host_plan, per_host, pinned_packages,
     scrape_configs, service_flags, stale_services)
 
@@ -33,7 +24,7 @@ def _monitoring_alertmanager_peers(hostvars, server, groups, defaults):
 
 
 class FilterModule:
-    """The monitoring role's input rules and derived configuration."""
+    """The monitoring filters."""
 
     def filters(self):
         return {

@@ -1,19 +1,16 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The training_operator role's filter: training_operator_job_manifest (a job as data to a PyTorchJob
-or TrainJob manifest).
-
-Documented in the .yml files of the same names beside this file; the logic lives in
-plugins/plugin_utils/_training.py."""
+"""The training_operator filters (each documented in plugins/filter/<filter>.yml); the logic lives in
+plugins/plugin_utils/training_operator/."""
 
 from __future__ import annotations
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _training as t
-from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.training_operator import _training as t
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
 
 
 class FilterModule:
-    """The training_operator role's filters."""
+    """The training_operator filters."""
 
     def filters(self):
         return {

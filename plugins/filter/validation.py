@@ -1,26 +1,7 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The validation role's filters: validation_expected (what a
-node must show), validation_scontrol_nodes (Slurm's view of the nodes), validation_kubernetes_nodes
-(Kubernetes' view of them), validation_not_responding
-(the nodes Slurm's ping has not reached), validation_job_nodes (who runs
-the jobs), validation_bench_runs and validation_bench_recorded (benchmark outputs judged),
-validation_ib_pair_args (an ib_write_bw pair's adapters), validation_fabric_remix and
-validation_fabric_rounds (slow pairs re-mixed, the node at fault found), validation_gpu_pod_plan
-and validation_gpu_pods_waiting (a GPU pod per Kubernetes node), validation_ddp_job_plan,
-validation_ddp_job_state and validation_ddp_job_result (the DDP smoke test as a PyTorchJob),
-validation_jobs (the GPU jobs, the GPU pods and the DDP smoke test judged),
-validation_document (the run's results with the node actions), validation_failed_actions (the
-drains, resumes, cordons and uncordons that failed), validation_report (Markdown or HTML), and what
-the tasks run: validation_host_plan (a host's part in the active checks), validation_checks_run (the
-checks that run), validation_kubernetes_view (Kubernetes' view and what the report says of it),
-validation_bench_round (a round of fabric benchmarks judged) and validation_cordon_patch (a node's
-cordon or uncordon patch).
-
-Documented in the .yml files of the same names beside this file; the logic lives in
-plugins/plugin_utils/_validation_plan.py (what runs where), _validation_checks.py (the node checks),
-_validation_fabric.py (the fabric), _validation_jobs.py (the jobs), _validation_report.py (the document and
-the report) and _rules_validation.py (the input rules)."""
+"""The validation filters (each documented in plugins/filter/<filter>.yml); the logic lives in
+plugins/plugin_utils/validation/."""
 
 from __future__ import annotations
 
@@ -30,14 +11,14 @@ from ansible_collections.gpucluster.core.plugins.module_utils._dcgmi import Dcgm
 from ansible_collections.gpucluster.core.plugins.module_utils._nccl_tests import NcclTestsError, parse_nccl_tests
 from ansible_collections.gpucluster.core.plugins.module_utils._nvidia_smi import NvidiaSmiError, parse_list
 from ansible_collections.gpucluster.core.plugins.module_utils._perftest import PerftestError, parse_perftest
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_checks as vchecks
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_fabric as vfabric
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_jobs as vjobs
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _validation_plan as vplan
-from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import as_filter
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules import RuleError
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_validation import node_settings
-from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_report import (
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation import _checks as vchecks
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation import _fabric as vfabric
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation import _jobs as vjobs
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation import _plan as vplan
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._rules import node_settings
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._report import (
     compare_baseline,
     document,
     render_html,
@@ -354,7 +335,7 @@ def _checks_by_name(checks: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
 
 
 class FilterModule:
-    """The validation role's rules, expectations, judgements, document and report."""
+    """The validation filters."""
 
     def filters(self):
         return {

@@ -25,7 +25,7 @@ from roleplay import seed_fact_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / ".venv" / "collections"))
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _common_support as support_matrix  # noqa: E402
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common import _support as support_matrix  # noqa: E402
 
 LAB_VARS = yaml.safe_load((ROOT / "inventories/lab/group_vars/cluster.yml").read_text(encoding="utf-8"))
 NVIDIA = "https://developer.download.nvidia.com/compute/cuda/repos"

@@ -3,8 +3,8 @@
 """base_os: bad input is refused before any host is touched.
 
 One playbook-level test proves the ordering; every rule is a unit test: the hosts table of
-plugins/filter/cluster_hosts.py (tests/unit/plugins/filter/test_cluster_hosts.py), the rest of
-plugins/plugin_utils/_rules_base_os.py (tests/unit/plugins/plugin_utils/test_rules_base_os.py)."""
+plugins/filter/base_os.py (tests/unit/plugins/filter/test_cluster_hosts.py), the rest of
+plugins/plugin_utils/base_os/_rules.py (tests/unit/plugins/plugin_utils/base_os/test_rules_base_os.py)."""
 
 from __future__ import annotations
 

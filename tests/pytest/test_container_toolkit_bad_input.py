@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """container_toolkit: bad inventory data fails before any host is touched, with a message naming it.
 
-The rules themselves are unit-tested in tests/unit/plugins/plugin_utils/test_rules_container_toolkit.py;
+The rules themselves are unit-tested in tests/unit/plugins/plugin_utils/container_toolkit/test_rules_container_toolkit.py;
 this playbook-level test proves the ordering: refused for every host with no host contacted.
 """
 

@@ -2,8 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """cuda: bad inventory data fails before any host is touched, with a message naming it.
 
-The rules themselves (plugins/plugin_utils/_rules_cuda.py) are unit tested in
-tests/unit/plugins/plugin_utils/test_rules_cuda.py; these playbook runs prove the ordering
+The rules themselves (plugins/plugin_utils/cuda/_rules.py) are unit tested in
+tests/unit/plugins/plugin_utils/cuda/test_rules_cuda.py; these playbook runs prove the ordering
 (every host's errors at once, with no host contacted) and that good data gets past the checks.
 """
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / ".venv" / "collections"))
-from ansible_collections.gpucluster.core.plugins.plugin_utils._rules_cuda import verify_problems  # noqa: E402
+from ansible_collections.gpucluster.core.plugins.plugin_utils.cuda._rules import verify_problems  # noqa: E402
 
 SCRIPT = ROOT / "roles" / "cuda" / "files" / "cuda_state.py"
 NVCC = "#!/bin/sh\necho 'Cuda compilation tools, release %s, V%s.131'\n"

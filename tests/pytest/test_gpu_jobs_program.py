@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / ".venv" / "collections"))
 from ansible_collections.gpucluster.core.plugins.module_utils._health import hardware  # noqa: E402
 from ansible_collections.gpucluster.core.plugins.module_utils._nvidia_smi import parse_health_xml  # noqa: E402
-from ansible_collections.gpucluster.core.plugins.plugin_utils._validation_jobs import container_result  # noqa: E402
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._jobs import container_result  # noqa: E402
 
 PROGRAM = ROOT / "roles" / "validation" / "files" / "gpucluster-gpu-jobs.py"
 CAPTURE = ROOT / "tests" / "unit" / "fixtures" / "h100-80gb-hbm3-driver580" / "nvidia-smi-q.xml"

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpu_operator: bad data (a chart without a version pin) fails before any host is touched.
 
-The rules themselves are unit-tested in tests/unit/plugins/plugin_utils/test_gpu_operator.py; this
+The rules themselves are unit-tested in tests/unit/plugins/plugin_utils/gpu_operator/test_gpu_operator.py; this
 playbook-level test proves the ordering: refused with no host contacted.
 """
 

@@ -19,7 +19,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT.parent / "shared" / "k8s" / "gpu-operator-chart-a22dbf6.tar.gz"
 sys.path.insert(0, str(ROOT / ".venv" / "collections"))
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _gpu_operator as g  # noqa: E402
+from ansible_collections.gpucluster.core.plugins.plugin_utils.gpu_operator import _gpu_operator as g  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not CHART.is_file(), reason="the real GPU Operator chart (../shared/k8s) is not beside this checkout")
 KUBERNETES = ["1.29.0", "1.33.0"]

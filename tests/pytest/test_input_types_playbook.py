@@ -5,8 +5,8 @@
 Ansible's own role argument check converts these values instead of refusing them (a string passes
 as a one-item list, a list or a number as a string, "6443" as an integer) while the role goes on
 with the original. The common role's input_types task, first in every role's preflight, refuses
-them strictly; the rules themselves (plugins/plugin_utils/_input_types.py) are unit tested in
-tests/unit/plugins/plugin_utils/test_input_types.py. These runs prove the ordering: one message,
+them strictly; the rules themselves (plugins/plugin_utils/common/_input_types.py) are unit tested in
+tests/unit/plugins/plugin_utils/common/test_input_types.py. These runs prove the ordering: one message,
 before the role's own rules, with no host contacted.
 """
 

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """kubernetes: bad inventory data fails before any host is touched, with a message naming it.
 
-The rules themselves are unit-tested in tests/unit/plugins/plugin_utils/test_kubernetes.py; this
+The rules themselves are unit-tested in tests/unit/plugins/plugin_utils/kubernetes/test_kubernetes.py; this
 playbook-level test proves the ordering: refused for every host with no host contacted.
 """
 

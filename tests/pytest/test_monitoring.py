@@ -25,7 +25,7 @@ DASHBOARDS = [ROOT / "roles" / "monitoring" / "files" / "dashboards" / "gpuclust
 
 # The collection as ansible-playbook sees it (tests/harness/setup-venv.sh links the checkout there).
 sys.path.insert(0, str(ROOT / ".venv" / "collections"))
-from ansible_collections.gpucluster.core.plugins.plugin_utils._monitoring import dashboard_queries  # noqa: E402
+from ansible_collections.gpucluster.core.plugins.plugin_utils.monitoring._monitoring import dashboard_queries  # noqa: E402
 
 
 def tool(*args, cwd=None):

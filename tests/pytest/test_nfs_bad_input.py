@@ -3,7 +3,7 @@
 """nfs: bad input is refused before any host is touched.
 
 One playbook-level test proves the ordering; every rule is a unit test of
-plugins/plugin_utils/_rules_nfs.py (tests/unit/plugins/plugin_utils/test_rules_nfs.py)."""
+plugins/plugin_utils/nfs/_rules.py (tests/unit/plugins/plugin_utils/nfs/test_rules_nfs.py)."""
 
 from __future__ import annotations
 

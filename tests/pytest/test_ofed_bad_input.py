@@ -3,8 +3,8 @@
 """ofed: bad input is refused before any host is touched.
 
 One playbook-level test proves the ordering (every host's errors at once, no host contacted);
-every rule is a unit test of plugins/plugin_utils/_rules_ofed.py
-(tests/unit/plugins/plugin_utils/test_rules_ofed.py)."""
+every rule is a unit test of plugins/plugin_utils/ofed/_rules.py
+(tests/unit/plugins/plugin_utils/ofed/test_rules_ofed.py)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """slurm: bad inventory data fails before any host is touched, with a message naming it.
 
-The rules themselves (plugins/plugin_utils/_rules_slurm.py) are unit tested in
-tests/unit/plugins/plugin_utils/test_rules_slurm.py; these playbook runs prove the ordering
+The rules themselves (plugins/plugin_utils/slurm/_rules.py) are unit tested in
+tests/unit/plugins/plugin_utils/slurm/test_rules_slurm.py; these playbook runs prove the ordering
 (refused with no host contacted) and the --limit refusal, which needs a play.
 """
 

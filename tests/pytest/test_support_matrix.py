@@ -1,6 +1,6 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The collection's one OS support matrix (plugins/plugin_utils/_common_support.py) against what the
+"""The collection's one OS support matrix (plugins/plugin_utils/common/_support.py) against what the
 roles claim and check: each role's meta/main.yml platforms, the README's support table, every
 preflight's check (the common role's supported_os entry point, no copy of the matrix in a role), and
 a release the matrix does not list refused before any host is changed."""
@@ -18,7 +18,7 @@ from roleplay import assert_passes_validation, assert_refused_untouched, run_rol
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / ".venv" / "collections"))
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _common_support as matrix  # noqa: E402
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common import _support as matrix  # noqa: E402
 import role_docs  # noqa: E402
 
 ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if p.is_dir())

@@ -20,7 +20,7 @@ K8S = ROOT.parent / "shared" / "k8s"
 TRAINING = K8S / "kubeflow-training-operator-v1-manifests-374e88a.tar.gz"
 TRAINER = K8S / "kubeflow-trainer-v2-crds-a55f03a.tar.gz"
 sys.path.insert(0, str(ROOT / ".venv" / "collections"))
-from ansible_collections.gpucluster.core.plugins.plugin_utils._training import job_manifest  # noqa: E402
+from ansible_collections.gpucluster.core.plugins.plugin_utils.training_operator._training import job_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (TRAINING.is_file() and TRAINER.is_file()),
                                 reason="the Kubeflow manifests (../shared/k8s) are not beside this checkout")

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """training_operator: a bad training job fails before any host is touched.
 
-The rules themselves are unit-tested in tests/unit/plugins/plugin_utils/test_training.py; this
+The rules themselves are unit-tested in tests/unit/plugins/plugin_utils/training_operator/test_training.py; this
 playbook-level test proves the ordering: refused with no host contacted.
 """
 

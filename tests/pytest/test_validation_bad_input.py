@@ -3,7 +3,7 @@
 """validation: bad input is refused before any host is touched.
 
 One playbook-level test proves the ordering; every rule is a unit test of
-plugins/plugin_utils/_rules_validation.py (tests/unit/plugins/plugin_utils/test_rules_validation.py)."""
+plugins/plugin_utils/validation/_rules.py (tests/unit/plugins/plugin_utils/validation/test_rules_validation.py)."""
 
 from __future__ import annotations
 

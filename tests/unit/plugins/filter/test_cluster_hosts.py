@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpucluster.core.plugins.filter.cluster_hosts import cluster_hosts_entries
+from ansible_collections.gpucluster.core.plugins.filter.base_os import cluster_hosts_entries
 
 LAB_NETWORKS = [
     {"name": "management", "cidr": "192.168.1.0/24", "suffix": ""},

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpucluster.core.plugins.filter.container_toolkit_checks import FilterModule
+from ansible_collections.gpucluster.core.plugins.filter.container_toolkit import FilterModule
 
 FILTERS = FilterModule().filters()
 container_toolkit_missing_versions = FILTERS["container_toolkit_missing_versions"]

@@ -10,18 +10,13 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpucluster.core.plugins.filter import (
-    cuda_packages,
-    cuda_plan,
-    cuda_unavailable,
-    cuda_verify_problems,
-)
+from ansible_collections.gpucluster.core.plugins.filter import cuda
 
 FILTERS = {
-    "cuda_cudnn_entries": cuda_plan,
-    "cuda_packages": cuda_packages,
-    "cuda_unavailable": cuda_unavailable,
-    "cuda_verify_problems": cuda_verify_problems,
+    "cuda_cudnn_entries": cuda,
+    "cuda_packages": cuda,
+    "cuda_unavailable": cuda,
+    "cuda_verify_problems": cuda,
 }
 
 
@@ -31,7 +26,7 @@ def _filter(name):
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
 def test_each_file_exposes_its_filter(name):
-    assert list(FILTERS[name].FilterModule().filters()) == [name]
+    assert name in FILTERS[name].FilterModule().filters()
 
 
 def test_good_input_passes_through():

@@ -8,7 +8,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpucluster.core.plugins.filter.hosts import FilterModule
+from ansible_collections.gpucluster.core.plugins.filter.common import FilterModule
 
 first_host_in = FilterModule().filters()["first_host_in"]
 

@@ -3,7 +3,7 @@
 """input_rule_failure: the filter the common input check calls (roles/common/tasks/input_check.yml).
 What reaches a role's rules from hostvars, the hosts' own readings and the play's values; input of
 the wrong shape and an unknown role as filter errors (the dispatch and the gathering are tested in
-tests/unit/plugins/plugin_utils/test_common_input_rules.py)."""
+tests/unit/plugins/plugin_utils/common/test_common_input_rules.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from ansible.errors import AnsibleError, AnsibleFilterError
 from jinja2 import Undefined
 
-from ansible_collections.gpucluster.core.plugins.filter import input_rules
-from ansible_collections.gpucluster.core.plugins.plugin_utils import _common_input_rules as c
-from ansible_collections.gpucluster.core.plugins.plugin_utils._filter import defined_values
+from ansible_collections.gpucluster.core.plugins.filter import common as input_rules
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common import _input_rules as c
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import defined_values
 
 FILTER = input_rules.FilterModule().filters()["input_rule_failure"]
 PLAY = {"batch": ["n1"], "hosts": ["n1", "n2"], "all": ["n1", "n2", "n3"]}
@@ -41,7 +41,7 @@ def fixture_seen(monkeypatch):
 
 
 def test_the_filter_is_found_by_its_name():
-    assert list(input_rules.FilterModule().filters()) == ["input_rule_failure"]
+    assert "input_rule_failure" in input_rules.FilterModule().filters()
 
 
 def test_what_the_rules_get(seen):

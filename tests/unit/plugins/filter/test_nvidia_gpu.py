@@ -12,7 +12,7 @@ import re
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpucluster.core.plugins.filter.nvidia_gpu import (
+from ansible_collections.gpucluster.core.plugins.filter.nvidia_driver import (
     nvidia_gpu_architecture,
     nvidia_kernel_modules,
 )
@@ -107,7 +107,7 @@ def test_kernel_modules_needs_a_list():
 
 
 def test_the_driver_plans_are_filters():
-    from ansible_collections.gpucluster.core.plugins.filter.nvidia_gpu import FilterModule
+    from ansible_collections.gpucluster.core.plugins.filter.nvidia_driver import FilterModule
 
     filters = FilterModule().filters()
     assert filters["nvidia_driver_device_ids"]({"pci": {"gpu_count": 1, "gpus": [{"device_id": "0x2330"}]}}) == ["0x2330"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpucluster.core.plugins.filter.ofed_state import FilterModule
+from ansible_collections.gpucluster.core.plugins.filter.ofed import FilterModule
 
 FILTERS = FilterModule().filters()
 ofed_port_problem = FILTERS["ofed_port_problem"]

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from ansible_collections.gpucluster.core.plugins.filter.nvidia_gpu import (
+from ansible_collections.gpucluster.core.plugins.filter.nvidia_driver import (
     nvidia_gpu_architecture,
     nvidia_kernel_modules,
 )

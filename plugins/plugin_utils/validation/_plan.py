@@ -1,0 +1,207 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation role's plan on the controller (pure, no Ansible imports): what runs where.
+
+* Slurm's and Kubernetes' view of the nodes (``scontrol show node``, ``kubectl get nodes``):
+  which nodes they know, drained or cordoned (and by whom), not responding, with how many GPUs;
+* what each host installs and runs for the active checks, and which checks the run runs;
+* what every part of the validation shares: the results document's schema, the statuses, the
+  policies, the natural host order, the end of a program's output.
+
+The other parts: _validation_checks (what each node must show, and what follows from its
+verdict: drain, resume, cordon, uncordon; rolling maintenance), _validation_fabric (bandwidth
+expectations, benchmark judging, pairing nodes), _validation_jobs (the GPU jobs, the GPU pods,
+the DDP smoke test), _validation_report (the results document and its rendering).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
+
+SCHEMA = "gpucluster.core/validation-result/v1"
+STATUSES = ("pass", "warn", "fail", "skip")
+POLICIES = ("report", "drain", "drain-and-stop")
+
+_NODE_RE = re.compile(r"^NodeName=(\S+)")
+_GRES_GPU_RE = re.compile(r"(?:^|,)gpu(?::[^:,()]+)?:(\d+)")
+_NATURAL_RE = re.compile(r"(\d+)")
+
+
+def natural_key(name: str) -> List[Any]:
+    """node2 before node10."""
+    return [int(part) if part.isdigit() else part for part in _NATURAL_RE.split(name)]
+
+
+def output_tail(text: Optional[str], limit: int = 600, empty: str = "no output") -> str:
+    """The end of a program's output on one line (what names the cause), ``empty`` when it printed nothing."""
+    return " ".join((text or "").split())[-limit:] or empty
+
+
+def _section(item: Any, key: str) -> Mapping[str, Any]:
+    """``item[key]`` when both are mappings, else an empty one (kubectl's JSON, read without KeyError)."""
+    value = item.get(key) if isinstance(item, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+# ---------------------------------------------------------------------------
+# Slurm: what the scheduler says about each node
+# ---------------------------------------------------------------------------
+
+def parse_scontrol_nodes(text: str) -> Dict[str, Dict[str, Any]]:
+    """``scontrol show node`` (multi-line form) -> {node: {state, flags, reason, gpus}}.
+
+    ``state`` is the base state (IDLE, MIXED, ALLOCATED, DOWN...), ``flags`` the ``+`` flags
+    (DRAIN, NOT_RESPONDING...), ``reason`` the whole Reason line (it may hold blanks) or None,
+    ``gpus`` the configured ``gpu`` GRES count (``Gres=gpu:8``, ``gpu:h100:8(S:0-1)``) or None.
+    """
+    nodes: Dict[str, Dict[str, Any]] = {}
+    current: Optional[Dict[str, Any]] = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        match = _NODE_RE.match(line)
+        if match:
+            current = {"state": None, "flags": [], "reason": None, "gpus": None}
+            nodes[match.group(1)] = current
+        elif current is None:
+            raise RuleError("scontrol show node: line %d comes before any NodeName= line: %s" % (number, line))
+        if line.startswith("Reason="):
+            current["reason"] = line[len("Reason="):].strip() or None
+            continue
+        for field in line.split():
+            key, dummy, value = field.partition("=")
+            if key == "State":
+                parts = value.split("+")
+                current["state"] = parts[0].rstrip("*")
+                current["flags"] = parts[1:]
+            elif key == "Gres":
+                found = _GRES_GPU_RE.findall(value)
+                current["gpus"] = sum(int(count) for count in found) if found else None
+    for name, node in nodes.items():
+        if node["state"] is None:
+            raise RuleError("scontrol show node: node %s has no State= field" % name)
+    return nodes
+
+
+def not_responding(nodes: Mapping[str, Mapping[str, Any]], hosts: Sequence[str]) -> List[str]:
+    """Which of ``hosts`` Slurm shows NOT_RESPONDING (a node just resumed is, until its next ping)."""
+    return [host for host in hosts if "NOT_RESPONDING" in (nodes.get(host) or {}).get("flags", [])]
+
+
+def drained(node: Mapping[str, Any]) -> bool:
+    return "DRAIN" in node["flags"] or node["state"] in ("DRAINED", "DRAINING")
+
+
+# ---------------------------------------------------------------------------
+# Kubernetes: what it says about each node
+# ---------------------------------------------------------------------------
+
+def parse_kubectl_nodes(text: str, names: Mapping[str, str], mark: str) -> Dict[str, Dict[str, Any]]:
+    """``kubectl get nodes --output=json`` -> {inventory host: {node, unschedulable, mark, stale, devices}}.
+
+    ``names`` maps each inventory host to its Kubernetes node name; hosts Kubernetes does not
+    know are left out. ``mark`` is the annotation the validation puts on the nodes it cordons:
+    its value (the reason) or None. ``stale``: the mark is there but the node is schedulable
+    (someone uncordoned it by hand), so the mark no longer says who cordoned it. ``devices``: the
+    node's allocatable extended resources (those a device plugin advertises, ``nvidia.com/gpu``),
+    as numbers.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RuleError("kubectl get nodes: the output is not JSON (%s)" % exc)
+    if not isinstance(data, Mapping) or not isinstance(data.get("items"), list):
+        raise RuleError("kubectl get nodes: the output has no items list (a NodeList)")
+    by_name: Dict[str, Dict[str, Any]] = {}
+    for index, item in enumerate(data["items"]):
+        meta = item.get("metadata") if isinstance(item, Mapping) else None
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        if not isinstance(name, str) or not name:
+            raise RuleError("kubectl get nodes: item %d has no metadata.name" % index)
+        spec = item.get("spec")
+        unschedulable = spec.get("unschedulable", False) if isinstance(spec, Mapping) else False
+        if not isinstance(unschedulable, bool):
+            raise RuleError("kubectl get nodes: node %s: spec.unschedulable is not true or false (got %r)"
+                            % (name, unschedulable))
+        annotations = meta.get("annotations")
+        value = annotations.get(mark) if isinstance(annotations, Mapping) else None
+        value = value if isinstance(value, str) else None
+        devices = {}
+        allocatable = _section(_section(item, "status"), "allocatable")
+        for resource, quantity in allocatable.items():
+            if "/" in str(resource):
+                try:
+                    devices[str(resource)] = int(str(quantity))
+                except ValueError:
+                    raise RuleError("kubectl get nodes: node %s: allocatable %s is %r, not a whole number"
+                                    % (name, resource, quantity))
+        by_name[name] = {"node": name, "unschedulable": unschedulable, "mark": value,
+                         "stale": value is not None and not unschedulable, "devices": devices}
+    return {host: dict(by_name[name]) for host, name in names.items() if name in by_name}
+
+
+# ---------------------------------------------------------------------------
+# What the tasks run: this host's part, the checks that run, Kubernetes' view
+# ---------------------------------------------------------------------------
+
+ACTIVE_PROGRAMS = ("gpucluster-gpu-jobs", "gpucluster-ib-pair")
+
+
+def host_plan(host: str, checks: Sequence[str], controller: str, compute: Sequence[str], ddp: bool,
+              perftest_path: str) -> Dict[str, Any]:
+    """What ``host`` installs for the active checks (``checks``: validation_checks; ``controller``:
+    the Slurm controller, '' without one; ``compute``: the Slurm compute group's hosts).
+
+    ``active``: it takes part (the controller drives the jobs, the compute nodes run them);
+    ``programs``: the active checks' programs it runs (gpucluster-gpu-jobs on the controller,
+    gpucluster-ib-pair on a compute node when ``perftest_path`` names ib_write_bw); ``ddp``: a
+    compute node with the DDP smoke test on; ``fabric_tools``: a compute node (perftest, nccl-tests).
+    """
+    active_checks = "active" in checks
+    computes = host in compute
+    active = active_checks and (host == controller or computes)
+    programs = []
+    if active and host == controller:
+        programs.append(ACTIVE_PROGRAMS[0])
+    if active and perftest_path and computes:
+        programs.append(ACTIVE_PROGRAMS[1])
+    return {"active": active, "programs": programs, "ddp": bool(active_checks and ddp and computes),
+            "fabric_tools": active_checks and computes}
+
+
+def checks_run(checks: Sequence[str], controller: str, kubernetes_api: str, controller_group: str,
+               control_plane_group: str) -> Dict[str, Any]:
+    """The checks this run runs (``run``) and those it names as not run, with why (``not_run``):
+    the active checks run as Slurm jobs and Kubernetes pods, so without a Slurm ``controller`` and
+    a Kubernetes control plane node (``kubernetes_api``), both '' when the inventory has none,
+    they do not run. The groups name where the inventory would hold them."""
+    if controller or kubernetes_api or "active" not in checks:
+        return {"run": list(checks), "not_run": {}}
+    why = ("no Slurm controller (group %s) and no Kubernetes control plane (group %s) in the inventory: "
+           "the active checks run as Slurm jobs and Kubernetes pods" % (controller_group, control_plane_group))
+    return {"run": [check for check in checks if check != "active"], "not_run": {"active": why}}
+
+
+def kubernetes_view(read: Mapping[str, Any], api: str, names: Mapping[str, str], mark: str) -> Dict[str, Any]:
+    """Kubernetes' view of the nodes from the registered ``kubectl get nodes --output=json`` run on
+    ``api`` (the control plane node, '' without Kubernetes, when the read was skipped).
+
+    ``nodes``: parse_kubectl_nodes of its output, empty when kubectl failed or did not run;
+    ``read``: what the report says of it: ``none`` without Kubernetes, else the node kubectl
+    ran on, with kubectl's error (200 characters at most) when it failed.
+    """
+    ok = read.get("rc", 1) == 0
+    nodes = parse_kubectl_nodes(read["stdout"], names, mark) if ok else {}
+    if not api:
+        said = "none"
+    elif ok:
+        said = api
+    else:
+        error = read["stderr"] if "stderr" in read else read.get("msg", "")
+        said = "%s (kubectl get nodes failed, nothing cordoned: %s)" % (api, str(error).strip()[:200])
+    return {"nodes": nodes, "read": said}

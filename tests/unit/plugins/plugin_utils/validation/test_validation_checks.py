@@ -1,0 +1,367 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""_validation_checks: what each node is expected to show, the drain/resume and cordon/uncordon
+actions, the actions that failed, rolling maintenance.
+
+Inputs are real captures (scontrol show node from Slurm's own documentation, nvidia-smi XML
+judged by _health.evaluate, kubectl get nodes) or, where a test needs a state the captures do not
+show, a real capture with one field changed.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ansible_collections.gpucluster.core.plugins.module_utils._health import evaluate
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._checks import (
+    CORDON_KINDS,
+    cordon_actions,
+    cordon_patch,
+    failed_actions,
+    maintenance_errors,
+    maintenance_to_drain,
+    node_actions,
+    node_expectations,
+    resumable,
+)
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan import POLICIES, parse_scontrol_nodes
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._report import ACTIONS as REPORT_ACTIONS
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._report import document
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.validation.validation_helpers import (
+    H100,
+    MARK,
+    PREFIX,
+    V100,
+    kube_view,
+    node_text,
+    smi,
+)
+
+
+# ---------------------------------------------------------------------------
+# node_expectations
+# ---------------------------------------------------------------------------
+
+def baseline_node(capture, expected=None, host="gpu1"):
+    """A node of a burn-in document: its passive results on a real capture."""
+    return document({}, {host: evaluate({"nvidia_smi": smi(*capture)}, expected or {})}, [], [], {})["nodes"][0]
+
+
+SLURM_8 = {"state": "IDLE", "flags": [], "reason": None, "gpus": 8}
+SLURM_NONE = {"state": "IDLE", "flags": [], "reason": None, "gpus": None}
+
+GPU_COUNT_CASES = [
+    ({"validation_gpu_count": 4}, SLURM_8, None, True, {"value": 4, "source": "validation_gpu_count"}),
+    ({"validation_gpu_count": 0}, SLURM_8, None, True, {"value": 8, "source": "Slurm's node definition (gres/gpu=8)"}),
+    ({"slurm_gres_expected_gpus": 4}, SLURM_8, None, True,
+     {"value": 8, "source": "Slurm's node definition (gres/gpu=8)"}),
+    ({"slurm_gres_expected_gpus": 4}, SLURM_NONE, None, True, {"value": 4, "source": "slurm_gres_expected_gpus"}),
+    ({}, None, baseline_node(V100), True, {"value": 8, "source": "the burn-in baseline"}),
+    ({}, SLURM_NONE, None, True, None),
+    ({"validation_gpu_count": 8}, SLURM_8, None, False, {"value": 0, "source": "not a GPU node (gpucluster_gpu_nodes)"}),
+]
+
+
+@pytest.mark.parametrize("settings, slurm_node, base, gpu_node, want", GPU_COUNT_CASES)
+def test_gpu_count_precedence(settings, slurm_node, base, gpu_node, want):
+    assert node_expectations(settings, slurm_node, base, gpu_node).get("gpu_count") == want
+
+
+@pytest.mark.parametrize("settings, base, want", [
+    ({"validation_gpu_model": "H100"}, baseline_node(V100), {"value": "H100", "source": "validation_gpu_model"}),
+    # a burn-in that pinned the model recorded the GPUs' names
+    ({}, baseline_node(H100, {"gpu_model": {"value": "H100", "source": "validation_gpu_model"}}),
+     {"value": "NVIDIA H100 80GB HBM3", "source": "the burn-in baseline"}),
+    ({}, None, None),
+])
+def test_gpu_model(settings, base, want):
+    assert node_expectations(settings, None, base, True).get("gpu_model") == want
+
+
+def test_gpu_model_from_a_burn_in_without_model_pin():
+    base = baseline_node(H100)
+    assert node_expectations({"validation_gpu_model": ""}, None, base, True).get("gpu_model") == {
+        "value": "NVIDIA H100 80GB HBM3", "source": "the burn-in baseline"}
+
+
+@pytest.mark.parametrize("settings, driver, cuda", [
+    ({"validation_driver_version": "580.159.04", "nvidia_driver_version": "570.172.08", "nvidia_driver_branch": 570,
+      "validation_cuda_version": "13.0", "cuda_default_toolkit": "12.8"},
+     {"value": "580.159.04", "source": "validation_driver_version"}, {"value": "13.0", "source": "validation_cuda_version"}),
+    ({"validation_driver_version": "", "nvidia_driver_version": "570.172.08", "nvidia_driver_branch": 570,
+      "validation_cuda_version": "", "cuda_default_toolkit": "12.8"},
+     {"value": "570.172.08", "source": "nvidia_driver_version"}, {"value": "12.8", "source": "cuda_default_toolkit"}),
+    ({"nvidia_driver_branch": 570}, {"value": "570", "source": "nvidia_driver_branch"}, None),
+    ({}, None, None),
+])
+def test_pins(settings, driver, cuda):
+    expected = node_expectations(settings, None, None, True)
+    assert (expected.get("driver_version"), expected.get("cuda_version")) == (driver, cuda)
+
+
+@pytest.mark.parametrize("hca, want", [
+    ({"rate_gbps": 400}, {"rate_gbps": 400, "source": "validation_hca.rate_gbps"}),
+    ({"rate_gbps": 0, "link_layers": ["Ethernet"]},
+     {"rate_gbps": 0, "link_layers": ["Ethernet"], "source": "the fastest active port of the same adapter model"}),
+    ({"rate_gbps": 200, "source": "HDR rails"}, {"rate_gbps": 200, "source": "HDR rails"}),
+    ({}, None),
+])
+def test_hca(hca, want):
+    assert node_expectations({"validation_hca": hca}, None, None, True).get("hca") == want
+
+
+def test_whole_expectation():
+    settings = {
+        "validation_gpu_count": 0, "validation_gpu_model": "H100", "validation_driver_version": "",
+        "nvidia_driver_version": "580.159.04", "cuda_default_toolkit": "13.0",
+        "validation_hca": {"rate_gbps": 400, "ignore": ["mlx5_1"]},
+        "validation_mounts": [{"path": "/nfs", "fstype": "nfs4", "source": "ignored"}],
+        "validation_services": ["munge", "slurmd", "docker"],
+        "validation_xid_codes": ["79", 48], "validation_severity": {"persistence_mode": "fail"},
+    }
+    assert node_expectations(settings, SLURM_8, None, True) == {
+        "gpu_count": {"value": 8, "source": "Slurm's node definition (gres/gpu=8)"},
+        "gpu_model": {"value": "H100", "source": "validation_gpu_model"},
+        "driver_version": {"value": "580.159.04", "source": "nvidia_driver_version"},
+        "cuda_version": {"value": "13.0", "source": "cuda_default_toolkit"},
+        "hca": {"rate_gbps": 400, "ignore": ["mlx5_1"], "source": "validation_hca.rate_gbps"},
+        "mounts": [{"path": "/nfs", "fstype": "nfs4", "source": "validation_mounts"}],
+        "services": ["munge", "slurmd", "docker"],
+        "xid_codes": [79, 48],
+        "severity": {"persistence_mode": "fail"},
+    }
+
+
+def test_expectation_judges_a_real_node():
+    """What node_expectations builds is what evaluate takes: the 8x V100 node against Slurm's gres/gpu=8."""
+    expected = node_expectations({"validation_gpu_model": "V100S", "nvidia_driver_branch": 460}, SLURM_8, None, True)
+    results = {r["check"]: r for r in evaluate({"nvidia_smi": smi(*V100)}, expected)}
+    assert [(c, results[c]["status"], results[c]["source"]) for c in ("gpu_count", "gpu_model", "driver_version")] == [
+        ("gpu_count", "pass", "Slurm's node definition (gres/gpu=8)"),
+        ("gpu_model", "pass", "validation_gpu_model"),
+        ("driver_version", "pass", "nvidia_driver_branch"),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# node_actions
+# ---------------------------------------------------------------------------
+
+def slurm_view():
+    """Four real-format nodes: adev1 idle; adev2 drained by this validation; adev3 drained by an
+    admin; adev4 down (not responding, not drained)."""
+    text = "\n".join([
+        node_text(name="adev1", state="IDLE", reason=""),
+        node_text(name="adev2", state="IDLE+DRAIN", reason="gpucluster-validation: xid [root@06/02-14:01:24]"),
+        node_text(name="adev3", state="IDLE+DRAIN", reason="Kill task failed [root@2024-08-08T19:12:57]"),
+        node_text(name="adev4"),
+    ])
+    return parse_scontrol_nodes(text)
+
+
+ACTIONS = [
+    ("adev1", "fail", ["xid", "hca_ports"], "drain", {"kind": "drained", "reason": "gpucluster-validation: xid,hca_ports"}),
+    ("adev1", "fail", ["xid", "hca_ports"], "drain-and-stop",
+     {"kind": "drained", "reason": "gpucluster-validation: xid,hca_ports"}),
+    ("adev1", "fail", ["xid"], "report", {"kind": "would drain (report only)", "reason": "gpucluster-validation: xid"}),
+    ("adev1", "fail", [], "drain", {"kind": "drained", "reason": "gpucluster-validation: unknown"}),
+    ("adev1", "pass", [], "drain", {"kind": "none", "reason": None}),
+    ("adev1", "warn", [], "drain", {"kind": "none", "reason": None}),
+    # drained by us for the same checks: nothing to do
+    ("adev2", "fail", ["xid"], "drain", {"kind": "none", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"}),
+    # drained by us for other checks: drained again with the new reason
+    ("adev2", "fail", ["gpu_count"], "drain", {"kind": "drained", "reason": "gpucluster-validation: gpu_count"}),
+    ("adev2", "pass", [], "drain", {"kind": "resumed", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"}),
+    ("adev2", "warn", [], "drain-and-stop",
+     {"kind": "resumed", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"}),
+    ("adev2", "pass", [], "report",
+     {"kind": "would resume (report only)", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"}),
+    # an admin's drain is never touched
+    ("adev3", "fail", ["xid"], "drain", {"kind": "kept drained (admin)", "reason": "Kill task failed [root@2024-08-08T19:12:57]"}),
+    ("adev3", "pass", [], "drain", {"kind": "kept drained (admin)", "reason": "Kill task failed [root@2024-08-08T19:12:57]"}),
+    ("adev4", "fail", ["gpu_count"], "drain", {"kind": "drained", "reason": "gpucluster-validation: gpu_count"}),
+    ("adev4", "pass", [], "drain", {"kind": "none", "reason": None}),
+    # not in Slurm
+    ("gpu9", "fail", ["xid"], "drain", {"kind": "none", "reason": None}),
+]
+
+
+@pytest.mark.parametrize("host, verdict, failing, policy, want", ACTIONS)
+def test_node_actions(host, verdict, failing, policy, want):
+    assert node_actions({host: verdict}, {host: failing}, slurm_view(), policy, PREFIX) == {host: want}
+    assert want["kind"] in REPORT_ACTIONS  # the results document's schema takes it
+
+
+def test_node_actions_bad_policy():
+    with pytest.raises(RuleError) as exc:
+        node_actions({}, {}, {}, "drain-all", PREFIX)
+    assert str(exc.value) == "validation_policy: 'drain-all' is not one of report, drain, drain-and-stop"
+    assert POLICIES == ("report", "drain", "drain-and-stop")
+
+
+def test_inputs_are_not_mutated():
+    slurm = slurm_view()
+    before = copy.deepcopy(slurm)
+    node_actions({"adev2": "pass"}, {}, slurm, "drain", PREFIX)
+    assert slurm == before
+
+
+# ---------------------------------------------------------------------------
+# Kubernetes: cordon_actions, cordon_patch
+# ---------------------------------------------------------------------------
+
+CORDONS = [
+    ("kdev1", "fail", ["xid", "hca_ports"], "drain", "cordoned", "gpucluster-validation: xid,hca_ports", False),
+    ("kdev1", "fail", ["xid"], "drain-and-stop", "cordoned", "gpucluster-validation: xid", False),
+    ("kdev1", "fail", ["xid"], "report", "would cordon (report only)", "gpucluster-validation: xid", False),
+    ("kdev1", "fail", [], "drain", "cordoned", "gpucluster-validation: unknown", False),
+    ("kdev1", "pass", [], "drain", "none", None, False),
+    ("kdev1", "warn", [], "drain", "none", None, False),
+    # cordoned by us for the same checks: nothing to do; for others: the new reason
+    ("kdev2", "fail", ["xid"], "drain", "none", "gpucluster-validation: xid", False),
+    ("kdev2", "fail", ["gpu_count"], "drain", "cordoned", "gpucluster-validation: gpu_count", False),
+    ("kdev2", "pass", [], "drain", "uncordoned", "gpucluster-validation: xid", True),
+    ("kdev2", "warn", [], "drain-and-stop", "uncordoned", "gpucluster-validation: xid", True),
+    ("kdev2", "pass", [], "report", "would uncordon (report only)", "gpucluster-validation: xid", False),
+    # an admin's cordon is never touched
+    ("kdev3", "fail", ["xid"], "drain", "kept cordoned (admin)", "gpucluster-validation: xid", False),
+    ("kdev3", "pass", [], "drain", "kept cordoned (admin)", None, False),
+    # uncordoned by hand: cordoned again when it fails; its stale mark dropped when it passes
+    ("kdev4", "fail", ["xid"], "drain", "cordoned", "gpucluster-validation: xid", False),
+    ("kdev4", "pass", [], "drain", "none", None, True),
+    ("kdev4", "pass", [], "report", "none", None, False),
+]
+
+
+@pytest.mark.parametrize("host, verdict, failing, policy, kind, reason, unmark", CORDONS)
+def test_cordon_actions(host, verdict, failing, policy, kind, reason, unmark):
+    assert kind in CORDON_KINDS
+    assert cordon_actions({host: verdict}, {host: failing}, kube_view(), policy, PREFIX) == {
+        host: {"node": host, "kind": kind, "reason": reason, "unmark": unmark}}
+
+
+def test_cordon_actions_leave_out_nodes_kubernetes_does_not_know():
+    assert cordon_actions({"gpu9": "fail", "kdev1": "pass"}, {"gpu9": ["xid"]}, kube_view(), "drain", PREFIX) == {
+        "kdev1": {"node": "kdev1", "kind": "none", "reason": None, "unmark": False}}
+
+
+def test_cordon_actions_bad_policy():
+    with pytest.raises(RuleError) as exc:
+        cordon_actions({}, {}, {}, "cordon", PREFIX)
+    assert str(exc.value) == "validation_policy: 'cordon' is not one of report, drain, drain-and-stop"
+
+
+@pytest.mark.parametrize("cordon, reason, want", [
+    (True, "gpucluster-validation: xid,gpu_count",
+     '{"spec": {"unschedulable": true}, "metadata": {"annotations": {"gpucluster.core/validation-cordon": '
+     '"gpucluster-validation: xid,gpu_count"}}}'),
+    (False, None, '{"spec": {"unschedulable": false}, "metadata": {"annotations": {"gpucluster.core/validation-cordon": null}}}'),
+    # an uncordon removes the mark whatever reason is given
+    (False, "gpucluster-validation: xid",
+     '{"spec": {"unschedulable": false}, "metadata": {"annotations": {"gpucluster.core/validation-cordon": null}}}'),
+])
+def test_cordon_patch(cordon, reason, want):
+    assert cordon_patch(MARK, cordon, reason) == want
+
+
+# ---------------------------------------------------------------------------
+# Rolling maintenance and the resume before the active checks
+# ---------------------------------------------------------------------------
+
+GOOD_MAINTENANCE = {"maintenance_roles": ["nvidia_driver", "cuda"], "maintenance_batch": "10%",
+                    "maintenance_drain_timeout": 3600}
+
+
+@pytest.mark.parametrize("change", [
+    {}, {"maintenance_roles": []}, {"maintenance_batch": 1}, {"maintenance_batch": "2"}, {"maintenance_batch": "100%"},
+    {"maintenance_drain_timeout": "60"}, {"maintenance_roles": ["slurm", "ofed", "container_toolkit"]},
+])
+def test_maintenance_good_settings(change):
+    assert maintenance_errors(dict(GOOD_MAINTENANCE, **change)) == []
+
+
+@pytest.mark.parametrize("change, messages", [
+    ({"maintenance_roles": ["base_os"]},
+     ["maintenance_roles: must be a list of nvidia_driver, cuda, ofed, container_toolkit, slurm (got ['base_os'])"]),
+    ({"maintenance_roles": "cuda"},
+     ["maintenance_roles: must be a list of nvidia_driver, cuda, ofed, container_toolkit, slurm (got 'cuda')"]),
+    ({"maintenance_batch": 0},
+     ["maintenance_batch: must be a number of nodes (1 or more) or a percentage (1%-100%) (got 0)"]),
+    ({"maintenance_batch": "150%"},
+     ["maintenance_batch: must be a number of nodes (1 or more) or a percentage (1%-100%) (got '150%')"]),
+    ({"maintenance_batch": True},
+     ["maintenance_batch: must be a number of nodes (1 or more) or a percentage (1%-100%) (got True)"]),
+    ({"maintenance_drain_timeout": 10, "maintenance_batch": "x"},
+     ["maintenance_batch: must be a number of nodes (1 or more) or a percentage (1%-100%) (got 'x')",
+      "maintenance_drain_timeout: must be seconds within 60-604800 (got 10)"]),
+])
+def test_maintenance_bad_settings(change, messages):
+    assert maintenance_errors(dict(GOOD_MAINTENANCE, **change)) == messages
+
+
+def _slurm(state, flags=(), reason=None):
+    return {"state": state, "flags": list(flags), "reason": reason, "gpus": 8}
+
+
+SLURM_MIXED = {
+    "gpu1": _slurm("IDLE"),
+    "gpu2": _slurm("IDLE", ["DRAIN"], "admin: BIOS update [root@2026-11-24T10:00:00]"),
+    "gpu3": _slurm("MIXED", ["DRAIN"], "gpucluster-validation: gpu_count [root@2026-11-24T10:00:00]"),
+    "gpu10": _slurm("ALLOCATED"),
+}
+
+
+def test_maintenance_drains_only_what_is_not_drained():
+    assert maintenance_to_drain(SLURM_MIXED, ["gpu10", "gpu3", "gpu2", "gpu1", "unknown"]) == ["gpu1", "gpu10"]
+
+
+@pytest.mark.parametrize("health, expected", [
+    ({"gpu1": {"verdict": "pass"}, "gpu2": {"verdict": "pass"}, "gpu3": {"verdict": "warn"}}, ["gpu3"]),
+    ({"gpu3": {"verdict": "fail"}}, []),
+    ({"gpu3": None}, []),
+])
+def test_resumable_only_own_drains_that_pass(health, expected):
+    assert resumable(["gpu1", "gpu2", "gpu3", "gpu10"], health, SLURM_MIXED, "gpucluster-validation:") == expected
+
+
+def test_resumed_early_is_drained_again_when_it_fails():
+    actions = node_actions({"gpu3": "fail", "gpu1": "pass"}, {"gpu3": ["slurm_gpu_job"]},
+                           dict(SLURM_MIXED, gpu3=_slurm("IDLE")), "drain", "gpucluster-validation:",
+                           resumed_early=["gpu3"])
+    assert actions == {"gpu3": {"kind": "drained", "reason": "gpucluster-validation: slurm_gpu_job"},
+                       "gpu1": {"kind": "none", "reason": None}}
+    actions = node_actions({"gpu3": "warn"}, {}, SLURM_MIXED, "drain", "gpucluster-validation:", resumed_early=["gpu3"])
+    assert actions == {"gpu3": {"kind": "resumed", "reason": "gpucluster-validation: gpu_count [root@2026-11-24T10:00:00]"}}
+
+
+# ---------------------------------------------------------------------------
+# failed_actions: the node actions (drain, resume, cordon, uncordon) that failed
+# ---------------------------------------------------------------------------
+
+def _item(host, rc=0, stderr="", **extra):
+    return dict({"item": {"host": host, "action": {"kind": "drained"}}, "rc": rc, "stderr": stderr,
+                 "failed": False, "changed": True}, **extra)
+
+
+@pytest.mark.parametrize("actions, want", [
+    pytest.param({}, [], id="no-actions"),
+    pytest.param({"drain": {"skipped": True, "results": []}, "cordon": {"changed": False, "msg": "All items skipped"}},
+                 [], id="skipped-tasks"),
+    pytest.param({"drain": {"results": [_item("gpu01"), _item("gpu02")]}}, [], id="all-taken"),
+    pytest.param({"drain": {"results": [_item("gpu01"), _item("gpu09", 1, "slurm_update error: Invalid node name specified")]},
+                  "cordon": {"results": [_item("gpu02", 1, 'Error from server (NotFound): nodes "gpu02" not found\n')]}},
+                 ["drain gpu09: slurm_update error: Invalid node name specified",
+                  'cordon gpu02: Error from server (NotFound): nodes "gpu02" not found'], id="one-per-action-in-order"),
+    pytest.param({"uncordon": {"results": [_item("cp1", None, "", failed=True, msg="[Errno 2] No such file or directory: b'kubectl'")]}},
+                 ["uncordon cp1: [Errno 2] No such file or directory: b'kubectl'"], id="command-not-found"),
+    pytest.param({"resume": {"results": [_item("gpu03", 1, "")]}}, ["resume gpu03: no message"], id="silent-failure"),
+    pytest.param({"resume": {"results": [_item("gpu03", 1, "x" * 500 + " end")]}},
+                 ["resume gpu03: " + ("x" * 500 + " end")[-300:]], id="long-error-tail"),
+    pytest.param({"drain": {"results": [{"skipped": True, "item": {"host": "gpu04"}}]}}, [], id="skipped-item"),
+])
+def test_failed_actions(actions, want):
+    assert failed_actions(actions) == want

@@ -8,7 +8,9 @@ import re
 from typing import Any, List, Mapping
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._input_types import describe
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import Errors, RoleInput, RuleError, url
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._host_rules import batch_errors, host_errors
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._repository_rules import text as _text
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import Errors, RoleInput, url
 
 RUNTIME = "nvidia"
 
@@ -18,10 +20,6 @@ _VERSION_RE = re.compile(r"^[0-9]+[.][0-9]+[.][0-9]+(~rc[.][0-9]+)?-[0-9][0-9A-Z
 _DOCKER_VERSION_RE = re.compile(r"^([0-9]+:)?[0-9][0-9A-Za-z.+~_-]*$")
 _USER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]*[$]?$")
 _IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
 
 
 def _host(errors: Errors, values: Mapping[str, Any]) -> None:
@@ -81,14 +79,10 @@ def _host(errors: Errors, values: Mapping[str, Any]) -> None:
 
 def container_toolkit_errors(values: Mapping[str, Any], host: str) -> List[str]:
     """Every error in one host's container_toolkit variables, as messages naming host and variable."""
-    if not isinstance(values, Mapping):
-        raise RuleError("container_toolkit_errors: the input must be a dict of the role's variables")
-    errors = Errors(host)
-    _host(errors, values)
-    return errors.messages
+    return host_errors("container_toolkit_errors", _host, values, host)
 
 
 def input_errors(given: RoleInput) -> List[str]:
     """The rules over this batch's hosts, each with its values as it sees them (the defaults are
     templated per host)."""
-    return [message for host, values in given.hosts.items() for message in container_toolkit_errors(values, host)]
+    return batch_errors(given, container_toolkit_errors)

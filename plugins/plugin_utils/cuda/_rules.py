@@ -20,7 +20,10 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._input_types import describe
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import Errors, RoleInput, RuleError, duplicates, url
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._host_rules import batch_errors
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._repository_rules import repository_errors
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._repository_rules import text as _text
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import Errors, RoleInput, RuleError, duplicates
 
 # Besides the role's own options, each host's values hold what its preflight passes about the
 # nvidia_driver role, which writes the same `cuda` source: nvidia_driver_cuda_repository (the source
@@ -33,14 +36,8 @@ _TOOLKIT_RE = re.compile(r"[0-9]+[.][0-9]+")
 _CUDNN_PACKAGE_VERSION_RE = re.compile(r"[0-9]+([.][0-9]+){2,3}-[0-9A-Za-z.+~]+")
 _CUDNN_VERSION_RE = re.compile(r"[0-9]+([.][0-9]+){2,3}(-[0-9A-Za-z.+~]+)?")
 _NCCL_VERSION_RE = re.compile(r"[0-9]+([.][0-9]+){2}-[0-9]+[+]cuda([0-9]+)[.]([0-9]+)")
-_REPO_URL_RE = re.compile(r"(https?|file)://\S+/")
 _ARCHIVE_URL_RE = re.compile(r"(https?|file)://[^\s?#]*/[^/\s?#]+[.](tar[.]xz|tar[.]gz|tgz)")
 _CHECKSUM_RE = re.compile(r"sha256:[0-9A-Fa-f]{64}|sha512:[0-9A-Fa-f]{128}")
-
-
-def _text(value: Any) -> str:
-    """The value as the role's templates write it."""
-    return value if isinstance(value, str) else str(value)
 
 
 def _version(value: Any) -> str:
@@ -161,10 +158,7 @@ def driver_repository(values: Mapping[str, Any]) -> Optional[Mapping[str, Any]]:
 def _repository_errors(errors: Errors, values: Mapping[str, Any]) -> None:
     if not values.get("cuda_repo_manage"):
         return
-    repo_url = values.get("cuda_repo_url")
-    if not isinstance(repo_url, str) or not _REPO_URL_RE.fullmatch(repo_url):
-        errors.add("cuda_repo_url", "must be an http(s):// or file:// URL ending in / (got %r)" % (repo_url,))
-    errors.check("cuda_repo_key_url", url(values.get("cuda_repo_key_url")))
+    repository_errors(errors, values, "cuda_repo_url", "cuda_repo_key_url")
     # One owner for each apt source: the nvidia_driver role writes `cuda` too.
     driver = driver_repository(values)
     if driver is None:
@@ -193,7 +187,7 @@ def cuda_errors(values: Mapping[str, Any], host: str) -> List[str]:
 def input_errors(given: RoleInput) -> List[str]:
     """The rules over this batch's hosts, each with its values as it sees them (the defaults are
     templated per host) and what it knows of the nvidia_driver role."""
-    return [message for host, values in given.hosts.items() for message in cuda_errors(values, host)]
+    return batch_errors(given, cuda_errors)
 
 
 # --- What the role installs ----------------------------------------------------------------

@@ -7,19 +7,17 @@ from __future__ import annotations
 import re
 from typing import Any, List, Mapping
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import Errors, RoleInput, RuleError, int_range, url
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._host_rules import batch_errors, host_errors
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._repository_rules import repository_errors
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._repository_rules import text as _text
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import Errors, RoleInput, int_range
 
 # Seconds the reboot may take (a large GPU server with many DIMMs and NVSwitches can take
 # several minutes; a day is surely a mistake).
 REBOOT_TIMEOUT = (1, 86400)
 
 _BRANCH_RE = re.compile(r"[0-9]{3}")
-_REPO_URL_RE = re.compile(r"(https?|file)://\S+/")
 _DIGITS_RE = re.compile(r"[0-9]+")
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
 
 
 def _choice(errors: Errors, values: Mapping[str, Any], name: str, choices: Mapping[str, str]) -> None:
@@ -43,10 +41,7 @@ def _host(errors: Errors, values: Mapping[str, Any]) -> None:
     if version != "" and not re.fullmatch(re.escape(branch) + r"[.][0-9]+([.][0-9]+)?-[0-9A-Za-z.+~]+", _text(version)):
         errors.add("nvidia_driver_version", "must be empty or a package version of branch %s such as %s.90.07-1 (got %r)"
                    % (branch, branch, version))
-    repo_url = values.get("nvidia_driver_repo_url")
-    if not isinstance(repo_url, str) or not _REPO_URL_RE.fullmatch(repo_url):
-        errors.add("nvidia_driver_repo_url", "must be an http(s):// or file:// URL ending in / (got %r)" % (repo_url,))
-    errors.check("nvidia_driver_repo_key_url", url(values.get("nvidia_driver_repo_key_url")))
+    repository_errors(errors, values, "nvidia_driver_repo_url", "nvidia_driver_repo_key_url")
     _choice(errors, values, "nvidia_driver_kernel_modules",
             {"auto": "chosen from the GPUs", "open": "Turing and newer", "proprietary": "Volta and older"})
     _choice(errors, values, "nvidia_driver_reboot", {"report": "say so", "reboot": "reboot now"})
@@ -59,14 +54,10 @@ def _host(errors: Errors, values: Mapping[str, Any]) -> None:
 
 def nvidia_driver_errors(values: Mapping[str, Any], host: str) -> List[str]:
     """Every error in one host's nvidia_driver variables, as messages naming host and variable."""
-    if not isinstance(values, Mapping):
-        raise RuleError("nvidia_driver_errors: the input must be a dict of the role's variables")
-    errors = Errors(host)
-    _host(errors, values)
-    return errors.messages
+    return host_errors("nvidia_driver_errors", _host, values, host)
 
 
 def input_errors(given: RoleInput) -> List[str]:
     """The rules over this batch's hosts, each with its values as it sees them (the defaults are
     templated per host)."""
-    return [message for host, values in given.hosts.items() for message in nvidia_driver_errors(values, host)]
+    return batch_errors(given, nvidia_driver_errors)

@@ -11,13 +11,44 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# The lab's networks (base_os_networks) and each host's addresses on them (base_os_addresses):
+# the good data of the roles that read base_os's addressing.
+LAB_NETWORKS = [
+    {"name": "management", "cidr": "192.168.1.0/24", "suffix": ""},
+    {"name": "compute", "cidr": "10.0.0.0/24", "suffix": "-ib"},
+]
+LAB_ADDRESSES = {
+    "master": {"management": "192.168.1.10", "compute": "10.0.0.10"},
+    "worker1": {"management": "192.168.1.11", "compute": "10.0.0.11"},
+    "worker2": {"management": "192.168.1.12", "compute": "10.0.0.12"},
+}
+
+
+def collections_path() -> str | None:
+    """Where the collection is installed: the tree above this checkout when it is one, else the venv's
+    collections (tests/harness/setup-venv.sh), else ANSIBLE_COLLECTIONS_PATH (None when unset)."""
+    if ROOT.parent.name == "gpucluster" and ROOT.parent.parent.name == "ansible_collections":
+        return str(ROOT.parent.parent.parent)
+    candidate = ROOT / ".venv" / "collections"
+    if (candidate / "ansible_collections" / "gpucluster" / "core" / "plugins").is_dir():
+        return str(candidate)
+    return os.environ.get("ANSIBLE_COLLECTIONS_PATH")
+
+
+def ansible_playbook() -> str | None:
+    """The ansible-playbook beside this Python, else the one on PATH (None when there is none)."""
+    beside = Path(sys.executable).parent / "ansible-playbook"
+    return str(beside) if beside.exists() else shutil.which("ansible-playbook")
 
 
 def seed_fact_cache(path: Path, facts_by_host: dict) -> None:

@@ -8,17 +8,9 @@ plugins/plugin_utils/base_os/_rules.py (tests/unit/plugins/plugin_utils/base_os/
 
 from __future__ import annotations
 
+from roleplay import LAB_ADDRESSES as GOOD
+from roleplay import LAB_NETWORKS as NETWORKS
 from roleplay import assert_passes_validation, assert_refused_untouched, run_role
-
-NETWORKS = [
-    {"name": "management", "cidr": "192.168.1.0/24", "suffix": ""},
-    {"name": "compute", "cidr": "10.0.0.0/24", "suffix": "-ib"},
-]
-GOOD = {
-    "master": {"management": "192.168.1.10", "compute": "10.0.0.10"},
-    "worker1": {"management": "192.168.1.11", "compute": "10.0.0.11"},
-    "worker2": {"management": "192.168.1.12", "compute": "10.0.0.12"},
-}
 
 
 def run_base_os(tmp_path, addresses, networks=None, **extra_vars):

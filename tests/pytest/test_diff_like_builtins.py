@@ -18,12 +18,13 @@ import grp
 import json
 import os
 import pwd
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from roleplay import ansible_playbook, collections_path
 
 REPO = Path(__file__).resolve().parents[2]
 ROOT = "@ROOT@"
@@ -95,20 +96,6 @@ def _cases():
     return [case for case in CASES if AS_ROOT or case[0] not in NEEDS_ROOT]
 
 
-def _collections_path() -> str | None:
-    if REPO.parent.name == "gpucluster" and REPO.parent.parent.name == "ansible_collections":
-        return str(REPO.parent.parent.parent)
-    candidate = REPO / ".venv" / "collections"
-    if (candidate / "ansible_collections" / "gpucluster" / "core" / "plugins").is_dir():
-        return str(candidate)
-    return os.environ.get("ANSIBLE_COLLECTIONS_PATH")
-
-
-def _ansible_playbook() -> str | None:
-    beside = Path(sys.executable).parent / "ansible-playbook"
-    return str(beside) if beside.exists() else shutil.which("ansible-playbook")
-
-
 def _prepare(root: Path) -> None:
     root.mkdir(parents=True)
     for name, before, _task in _cases():
@@ -140,12 +127,12 @@ def _run(tmp_path: Path, label: str, check: bool) -> dict:
     playbook.write_text(json.dumps(_playbook(builtin_root, files_root)))
     config = base / "ansible.cfg"
     config.write_text("[defaults]\ncollections_path = %s\nstdout_callback = json\nretry_files_enabled = false\n"
-                      % _collections_path())
+                      % collections_path())
     local_temp = base / "local-tmp"
     env = dict(os.environ, ANSIBLE_CONFIG=str(config), ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCAL_TEMP=str(local_temp), ANSIBLE_REMOTE_TEMP=str(base / "remote-tmp"))
     env.pop("ANSIBLE_CALLBACKS_ENABLED", None)
-    command = [_ansible_playbook(), "-i", "localhost,", "-c", "local", "--diff",
+    command = [ansible_playbook(), "-i", "localhost,", "-c", "local", "--diff",
                "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)]
     if check:
         command.append("--check")
@@ -196,7 +183,7 @@ def _assert_same_trees(left: Path, right: Path) -> None:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    if _ansible_playbook() is None or _collections_path() is None:
+    if ansible_playbook() is None or collections_path() is None:
         pytest.fail("ansible-playbook or the gpucluster.core collection (under .venv/collections) is not available")
     tmp_path = tmp_path_factory.mktemp("diff-like-builtins")
     os.chmod(tmp_path, 0o755)

@@ -14,29 +14,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from roleplay import ansible_playbook, collections_path
+
 REPO = Path(__file__).resolve().parents[2]
 
 TEMPLATE = "{{ ansible_managed | comment }}\nname={{ name }}\nitem={{ item | default('none') }}\n{% include 'part.j2' %}\n"
 PART = "part={{ part }}\n"
-
-
-def _collections_path() -> str | None:
-    candidate = REPO / ".venv" / "collections"
-    if (candidate / "ansible_collections" / "gpucluster" / "core" / "plugins").is_dir():
-        return str(candidate)
-    return os.environ.get("ANSIBLE_COLLECTIONS_PATH")
-
-
-def _ansible_playbook() -> str | None:
-    beside = Path(sys.executable).parent / "ansible-playbook"
-    return str(beside) if beside.exists() else shutil.which("ansible-playbook")
 
 
 def _files(dest, **extra) -> dict:
@@ -75,7 +64,7 @@ def _known_tasks(out: Path) -> list:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    if _ansible_playbook() is None or _collections_path() is None:
+    if ansible_playbook() is None or collections_path() is None:
         pytest.fail("ansible-playbook or the gpucluster.core collection (under .venv/collections) is not available")
     base = tmp_path_factory.mktemp("files-template")
     templates = base / "roles" / "settings" / "templates"
@@ -102,11 +91,11 @@ def run(tmp_path_factory):
                                           "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
                                           "ansible_ssh_retries": 0, "ansible_timeout": 5}}}}}}))
     (base / "ansible.cfg").write_text("[defaults]\ncollections_path = %s\nstdout_callback = json\nretry_files_enabled = false\n"
-                                      % _collections_path())
+                                      % collections_path())
     env = dict(os.environ, ANSIBLE_CONFIG=str(base / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCAL_TEMP=str(base / "local-tmp"))
     env.pop("ANSIBLE_CALLBACKS_ENABLED", None)
-    done = subprocess.run([_ansible_playbook(), "-i", str(base / "inventory.yml"), "--diff", str(base / "playbook.yml")],
+    done = subprocess.run([ansible_playbook(), "-i", str(base / "inventory.yml"), "--diff", str(base / "playbook.yml")],
                           cwd=str(base), env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode in (0, 4), done.stdout[-4000:] + done.stderr[-4000:]
     results = {}

@@ -8,17 +8,10 @@ every rule is a unit test of plugins/plugin_utils/ofed/_rules.py
 
 from __future__ import annotations
 
+from roleplay import LAB_ADDRESSES as ADDRESSES
+from roleplay import LAB_NETWORKS as NETWORKS
 from roleplay import assert_passes_validation, assert_refused_untouched, run_role
 
-NETWORKS = [
-    {"name": "management", "cidr": "192.168.1.0/24", "suffix": ""},
-    {"name": "compute", "cidr": "10.0.0.0/24", "suffix": "-ib"},
-]
-ADDRESSES = {
-    "master": {"management": "192.168.1.10", "compute": "10.0.0.10"},
-    "worker1": {"management": "192.168.1.11", "compute": "10.0.0.11"},
-    "worker2": {"management": "192.168.1.12", "compute": "10.0.0.12"},
-}
 HOSTS = list(ADDRESSES)
 
 

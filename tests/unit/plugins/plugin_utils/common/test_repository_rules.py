@@ -1,7 +1,9 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The package source rules the nvidia_driver and cuda roles share, and the per-host frame of the
-nvidia_driver, cuda and container_toolkit rules."""
+nvidia_driver, cuda and container_toolkit rules.
+
+The URL cases live here once; each role's tests keep one case of each variable, which proves the wiring."""
 
 from __future__ import annotations
 
@@ -27,6 +29,13 @@ def test_text_is_what_a_template_writes(value, expected):
     ("ftp://mirror/cuda/", KEY,
      ["host 'gpu01': repo_url: must be an http(s):// or file:// URL ending in / (got 'ftp://mirror/cuda/')"]),
     (None, KEY, ["host 'gpu01': repo_url: must be an http(s):// or file:// URL ending in / (got None)"]),
+    ("http://mirror/a b/", KEY,
+     ["host 'gpu01': repo_url: must be an http(s):// or file:// URL ending in / (got 'http://mirror/a b/')"]),
+    ("developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/", KEY,
+     ["host 'gpu01': repo_url: must be an http(s):// or file:// URL ending in / "
+      "(got 'developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/')"]),
+    ("http://mirror:8080/cuda/", "https://",
+     ["host 'gpu01': key_url: must be a http:// or https:// or file:// URL (got 'https://')"]),
     ("http://mirror:8080/cuda/", "mirror/key.pub",
      ["host 'gpu01': key_url: must be a http:// or https:// or file:// URL (got 'mirror/key.pub')"]),
 ])

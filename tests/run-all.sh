@@ -4,7 +4,7 @@
 #   tests/run-all.sh --no-molecule       # everything but the molecule scenarios
 #   tests/run-all.sh --scenario base_os  # setup, then one molecule scenario only
 # Stages: setup (docker engine, node image, venv), yamllint, ansible-lint,
-# ansible-test sanity, ansible-test units, pytest, collection build and install (all on the
+# ansible-test sanity, ansible-test units, the playbook tests (pytest), collection build and install (all on the
 # oldest ansible-core supported), the newest ansible-core (units, sanity, install), molecule.
 set -uo pipefail
 
@@ -56,7 +56,7 @@ if [ -z "$only_scenario" ]; then
   stage ansible-lint ansible-lint --nocolor
   stage ansible-test-sanity bash tests/harness/ansible-test.sh sanity
   stage ansible-test-units bash tests/harness/ansible-test.sh units
-  stage pytest python -m pytest -q tests/pytest
+  stage playbook-tests python -m pytest -q tests/playbook
   stage collection-build bash tests/harness/check-build.sh
   stage newest-ansible-core bash tests/harness/core-range.sh
 fi

@@ -10,7 +10,7 @@
   the same matrix.
 
     python tests/harness/role_docs.py            # rewrite what differs
-    python tests/harness/role_docs.py --check    # exit 1 naming each file that differs (tests/pytest runs this)
+    python tests/harness/role_docs.py --check    # exit 1 naming each file that differs (tests/playbook runs this)
 
 Needs the virtualenv of tests/harness/setup-venv.sh (the collection is imported from .venv/collections).
 """

@@ -10,7 +10,7 @@ else ``unit``: written for (the role's ``vars/<os_family>.yml``) and unit tested
 Read by every role's preflight (the common role's ``supported_os`` task file, through the filter
 ``gpucluster.core.supported_os``), by the roles' ``tasks/artifacts.yml`` (the artifact list warns where a
 preflight would stop), and by ``tests/harness/role_docs.py``, which writes the support tables of
-README.md and the role READMEs; ``tests/pytest/test_support_matrix.py`` checks each role's
+README.md and the role READMEs; ``tests/playbook/test_support_matrix.py`` checks each role's
 ``meta/main.yml`` platforms against it.
 """
 

@@ -10,7 +10,7 @@ and group cases give files to the user nobody. The run is repeated with --check,
 module must show the same diffs (the builtin file module shows no attributes of a directory it
 would make in check mode; the files module does, so its check mode shows what a real run shows).
 
-Run from the checkout: python -m pytest -q tests/pytest/test_diff_like_builtins.py"""
+Run from the checkout: python -m pytest -q tests/playbook/test_diff_like_builtins.py"""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.monitoring._monito
     DCGM_COUNTERS, alertmanager_peers, artifacts, counters_csv, dashboard_queries, dcgm_repo_errors, host_plan, input_errors,
     is_gpu_node, monitoring_errors, per_host, pinned_packages, scrape_configs, service_flags, stale_services)
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RoleInput, RuleError, host_values
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.lazy_input import UNREAD, Unread
 
 DEFAULTS = {
     "monitoring_server_group": "monitoring", "monitoring_scrape_group": "cluster", "monitoring_scrape_address": "",
@@ -487,23 +488,6 @@ def test_dcgm_repo_input_must_be_a_dict():
     with pytest.raises(RuleError, match="monitoring_dcgm_repo_errors: the input must be a dict"):
         dcgm_repo_errors([CUDA_REPO], "gpu1")
 
-
-class Unread(dict):
-    """A plan input whose UNREAD values fail when read, as the lazy dict Ansible hands a filter would
-    with a variable that cannot be worked out there (the peers off a monitoring host, a package name
-    the distribution's file did not load)."""
-
-    def __getitem__(self, key):
-        value = super().__getitem__(key)
-        if value is UNREAD:
-            raise AssertionError("%s was read" % key)
-        return value
-
-    def get(self, key, default=None):
-        return self[key] if key in self else default
-
-
-UNREAD = object()
 
 RESTART_FILES = {
     "node_exporter": [["prometheus-node-exporter", "/etc/default/prometheus-node-exporter"]],

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.nvidia_driver._plan import artifacts, device_ids
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.lazy_input import UNREAD, Unread
 
 
 @pytest.mark.parametrize("nvidia, expected", [
@@ -22,18 +23,6 @@ def test_device_ids(nvidia, expected):
     assert device_ids(nvidia) == expected
 
 
-class Unread(dict):
-    """An input whose UNREAD values fail when read, as the lazy dict Ansible hands a filter would
-    with a value that cannot be worked out (the GPUs' flavour on a host whose GPUs are not known)."""
-
-    def __getitem__(self, key):
-        value = super().__getitem__(key)
-        if value is UNREAD:
-            raise AssertionError("%s was read" % key)
-        return value
-
-
-UNREAD = object()
 VERSION = "550.54.15-1"
 REPOSITORY = {"name": "cuda", "description": "NVIDIA CUDA", "url": "https://example.com/cuda/debian12/x86_64/",
               "key_url": "https://example.com/cuda/debian12/x86_64/3bf863cc.pub"}

@@ -13,6 +13,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.ofed._state import
     nccl_settings, port_problem, port_table, source_names,
 )
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import read_fixture
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.lazy_input import UNREAD, Unread
 
 IB = "ibstat"
 # The captures molecule/ofed's ib and roce nodes print through the ibstat double.
@@ -352,20 +353,6 @@ def test_built_kernels(builds, kernels):
 ])
 def test_dkms_lines(dkms, result):
     assert dkms_lines(dkms) == result
-
-
-class Unread(dict):
-    """An input whose UNREAD values fail when read, as the lazy dict Ansible hands a filter would with a
-    value that cannot be worked out there (a fact not gathered, a repository of a source not in use)."""
-
-    def __getitem__(self, key):
-        value = super().__getitem__(key)
-        if value is UNREAD:
-            raise AssertionError("%s was read" % key)
-        return value
-
-
-UNREAD = object()
 
 
 def names_input(distribution, version, architecture, **names):

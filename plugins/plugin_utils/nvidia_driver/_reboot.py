@@ -31,13 +31,19 @@ def parse_reboot_state(text: str) -> dict[str, str]:
     return values
 
 
+def _upstream_version(package_version: str) -> str:
+    """The driver's own version in a Debian package version: without the epoch (``1:``) and the
+    Debian revision (``-2~deb12u1``, ``-0ubuntu1``)."""
+    return package_version.rpartition(":")[2].split("-")[0]
+
+
 def reboot_reasons(text: str, running_kernel: str) -> list[str]:
     """Every reason to reboot: a loaded driver other than the installed package's version (it cannot
     be replaced while loaded), nouveau loaded, or a newer kernel installed than the one running
     (DKMS builds the driver for it at boot). Empty when none."""
     values = parse_reboot_state(text)
     reasons = []
-    installed = values["package"].split("-")[0]
+    installed = _upstream_version(values["package"])
     if values["loaded"] not in ("", "none") and installed and values["loaded"] != installed:
         reasons.append("driver %s is loaded, %s is installed" % (values["loaded"], installed))
     if values["nouveau"] == "yes":

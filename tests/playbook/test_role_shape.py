@@ -100,7 +100,8 @@ _PLAYBOOKS = sorted((ROOT / "playbooks").rglob("*.yml")) + [ROOT / "site.yml"]
 
 def _long_expressions(path: Path):
     """Each Jinja expression (a scalar holding {{ }}) of more than 3 non-blank source lines, and
-    each `when:` comparing against a hand-built hashed string (sha1/md5/hash): their places."""
+    each `when:` comparing against a hand-built string (hashed with sha1/md5/hash, or joined with ~):
+    their places."""
     text = path.read_text(encoding="utf-8")
     found = []
 
@@ -115,6 +116,8 @@ def _long_expressions(path: Path):
             where = "%s:%d (%s)" % (path.relative_to(ROOT), node.start_mark.line + 1, key)
             if key == "when" and re.search(r"hash\(|sha1|md5", node.value):
                 found.append(where + ": a when comparing a hashed string")
+            if key == "when" and "~" in node.value and re.search(r"[!=]=", node.value):
+                found.append(where + ": a when comparing a string built with ~")
             if "{{" in node.value and key not in _MESSAGE_KEYS:
                 source = text[node.start_mark.index:node.end_mark.index]
                 lines = len([line for line in source.splitlines() if line.strip()])
@@ -130,7 +133,7 @@ def _long_expressions(path: Path):
 @pytest.mark.parametrize("role", ROLES + ["playbooks"])
 def test_no_long_expressions(role):
     """YAML wires what Python works out: no expression in a role's tasks, vars, handlers or
-    defaults (or a playbook) runs over 3 lines, and no `when:` compares hand-built hashed strings
+    defaults (or a playbook) runs over 3 lines, and no `when:` compares hand-built strings
     (gpucluster.core.files compares)."""
     if role == "playbooks":
         paths = _PLAYBOOKS

@@ -64,9 +64,9 @@ def main():
         try:
             st = os.stat(key)
             with open(key, "rb") as handle:
-                out["munge_key"] = owner(st) + " " + base64.b64encode(handle.read()).decode("ascii")
+                out["munge_key"] = {"owner": owner(st), "base64": base64.b64encode(handle.read()).decode("ascii")}
         except OSError:
-            out["munge_key"] = ""
+            out["munge_key"] = {"owner": "", "base64": ""}
     services = req.get("services", [])
     out["services"] = {}
     for name in services:

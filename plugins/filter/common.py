@@ -1,6 +1,7 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The filters the roles share: strict input types, package pins and checks, env files, host choice.
+"""The filters the roles share: strict input types, package pins and checks, env files, host choice,
+the Python Kubernetes client of kubernetes.core's modules.
 
 Each filter is documented in plugins/filter/<filter>.yml."""
 
@@ -18,6 +19,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.common._env_file i
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter, defined_values
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._hosts import first_host_in
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._kubernetes_client import client_plan
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._input_types import (
     input_type_errors, play_input_type_errors)
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._packages import PackagesError
@@ -79,5 +81,6 @@ class FilterModule:
             "input_type_errors": as_filter("input_type_errors", _input_type_errors),
             "packages_installed": packages_installed,
             "input_rule_failure": as_filter("input_rule_failure", _input_rule_failure),
+            "kubernetes_client_plan": as_filter("kubernetes_client_plan", client_plan),
             "supported_os": as_filter("supported_os", supported_os),
         }

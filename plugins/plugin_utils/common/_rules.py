@@ -262,3 +262,20 @@ def duplicates(values: Iterable[Any]) -> List[Any]:
             out.append(value)
         seen.add(value)
     return out
+
+
+_PIP_ENV_RE = re.compile(r"^PIP_[A-Z0-9_]+$")
+
+
+def pip_env(errors: Errors, var: str, value: Any) -> None:
+    """pip's environment for a role's pip installs (``PIP_INDEX_URL``...): ``PIP_*`` names to values
+    on one line; empty or None is none."""
+    env = value or {}
+    if not isinstance(env, Mapping):
+        errors.add(var, "must map PIP_* variables to values (got %r)" % (env,))
+        return
+    for name, item in env.items():
+        if not isinstance(name, str) or not _PIP_ENV_RE.match(name):
+            errors.add(var, "%r is not a PIP_* variable name" % (name,))
+        elif one_line(str(item)):
+            errors.add("%s.%s" % (var, name), one_line(str(item)))

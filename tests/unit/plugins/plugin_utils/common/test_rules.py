@@ -157,3 +157,20 @@ def test_host_values_take_the_hosts_own_then_the_defaults():
     hostvars = {"n1": {"a": 1, "other": 9}, "n2": {"a": None}}
     assert host_values(hostvars, ["n1", "n2", "n3"], ["a", "b", "c"], {"b": 2}) == {
         "n1": {"a": 1, "b": 2}, "n2": {"a": None, "b": 2}, "n3": {"b": 2}}
+
+
+@pytest.mark.parametrize("value, messages", [
+    ({}, []),
+    (None, []),
+    ({"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "http://mirror:8080/wheels/", "PIP_TRUSTED_HOST": "mirror"}, []),
+    ({"PIP_INDEX_URL": "https://pypi.example/simple", "PIP_NO_INDEX": 1}, []),
+    ({"INDEX_URL": "x", "pip_index_url": "y"},
+     ["kubernetes_client_pip_env: 'INDEX_URL' is not a PIP_* variable name",
+      "kubernetes_client_pip_env: 'pip_index_url' is not a PIP_* variable name"]),
+    ({"PIP_INDEX_URL": "a\nb"}, ["kubernetes_client_pip_env.PIP_INDEX_URL: must be text on one line (got 'a\\nb')"]),
+    ("PIP_NO_INDEX=1", ["kubernetes_client_pip_env: must map PIP_* variables to values (got 'PIP_NO_INDEX=1')"]),
+])
+def test_pip_env(value, messages):
+    errors = Errors()
+    _rules.pip_env(errors, "kubernetes_client_pip_env", value)
+    assert errors.messages == messages

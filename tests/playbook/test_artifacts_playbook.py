@@ -343,3 +343,12 @@ def test_kubernetes_hosts_list_the_kubernetes_repository_images_chart_and_manife
     assert "host 'deb12-cpu': kubernetes: the control plane also pulls etcd and CoreDNS at the versions kubeadm 1.33.5" \
         " decides: kubeadm config images list --kubernetes-version v1.33.5 --image-repository registry.k8s.io names them" \
         in doc["warnings"]
+    # The Python Kubernetes client of kubernetes.core's modules on the control plane node: Debian 12's is too old, pip's.
+    debian12 = next(g for g in doc["distribution_packages"] if g["os"] == "Debian 12 (bookworm)")
+    by_name = {p["name"]: p["hosts"] for p in debian12["packages"]}
+    assert by_name["python3-venv"] == ["deb12-cpu"] and by_name["python3-packaging"] == ["deb12-cpu"]
+    assert "python3-kubernetes" not in by_name
+    assert "host 'deb12-cpu': kubernetes: kubernetes.core's modules run with the Python Kubernetes client pip installs into" \
+        " /opt/gpucluster/kubernetes-client: kubernetes==30.1.0 and jsonpatch==1.33 with their dependencies, from PyPI or the" \
+        " index kubernetes_client_pip_env names" in doc["warnings"]
+    assert not [w for w in doc["warnings"] if "deb12-gpu" in w and "Python Kubernetes client" in w]

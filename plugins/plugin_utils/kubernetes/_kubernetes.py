@@ -14,7 +14,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._merge import deep
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._input_types import describe
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import (
     Errors, RoleInput, RuleError, abs_path, boolean, cidr_with_prefix, for_hosts, int_range, ip_address, matches, one_line,
-    overlapping, port, token, url)
+    overlapping, pip_env, port, token, url)
 
 # kubeadm's config API by Kubernetes minor version: v1beta2 (1.15-1.21 here from 1.20, the oldest this
 # role runs), v1beta3 (1.22-1.30), v1beta4 (1.31 on). Newer minors than MAX_MINOR are refused until
@@ -183,6 +183,7 @@ def _check_host(errors: Errors, values: Mapping[str, Any]) -> None:
     if errors.check("kubernetes_kubelet_extra_args", one_line(extra_args)) and re.search(r"[\"'\\]", extra_args):
         errors.add("kubernetes_kubelet_extra_args", "must not hold quotes or backslashes: systemd reads"
                    " KUBELET_EXTRA_ARGS from an environment file, where they change the words (got %r)" % (extra_args,))
+    pip_env(errors, "kubernetes_client_pip_env", values.get("kubernetes_client_pip_env"))
 
 
 def _check_mirrors(errors: Errors, mirrors: Any) -> None:
@@ -390,13 +391,22 @@ def join_parts(output: str) -> Dict[str, Any]:
 # --- nodes ---------------------------------------------------------------------------------------------
 
 
-def node_states(node_list: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
-    """Each node of `kubectl get nodes -o json`: ready (the Ready condition is True), its reason
-    otherwise, its taints' keys and allocatable resources."""
+def node_items(node_list: Mapping[str, Any]) -> List[Mapping[str, Any]]:
+    """The nodes of kubernetes.core.k8s_info's registered result (``resources``) or of a NodeList
+    (``items``, as `kubectl get nodes -o json` prints it)."""
+    if isinstance(node_list, Mapping) and isinstance(node_list.get("resources"), list):
+        return node_list["resources"]
     if not isinstance(node_list, Mapping) or node_list.get("kind") != "List" and "items" not in node_list:
-        raise RuleError("kubernetes_node_states: expected the JSON of kubectl get nodes -o json")
+        raise RuleError("kubernetes_node_states: expected kubernetes.core.k8s_info's result for kind Node (resources) "
+                        "or a NodeList (items)")
+    return node_list.get("items") or []
+
+
+def node_states(node_list: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """Each node of the node list (node_items): ready (the Ready condition is True), its reason
+    otherwise, its taints' keys and allocatable resources."""
     out: Dict[str, Dict[str, Any]] = {}
-    for item in node_list.get("items") or []:
+    for item in node_items(node_list):
         name = item["metadata"]["name"]
         conditions = {c.get("type"): c for c in (item.get("status") or {}).get("conditions") or []}
         ready = conditions.get("Ready") or {}
@@ -424,5 +434,5 @@ def not_ready(node_list: Mapping[str, Any], wanted: Iterable[str]) -> List[str]:
 
 
 def node_taints(node_list: Mapping[str, Any]) -> Dict[str, List[str]]:
-    """Each node's taint keys, from `kubectl get nodes -o json`."""
+    """Each node's taint keys, from the node list (node_items)."""
     return {name: state["taints"] for name, state in node_states(node_list).items()}

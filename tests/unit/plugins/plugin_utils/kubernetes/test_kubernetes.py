@@ -41,6 +41,7 @@ GOOD = {
     "kubernetes_skip_phases": [],
     "kubernetes_kubelet_extra_args": "",
     "kubernetes_ready_timeout": 300,
+    "kubernetes_client_pip_env": {},
 }
 GROUPS = {"k8s_control_plane": ["cp1"], "k8s_workers": ["gpu01", "gpu02"]}
 
@@ -121,6 +122,11 @@ def test_good_values_have_no_error():
     ("kubernetes_service_subnet", "10.96.0.0",
      "kubernetes_service_subnet: must be a network in CIDR notation with its prefix length, such as 10.0.0.0/24"
      " (got '10.96.0.0')"),
+    ("kubernetes_client_pip_env", {"INDEX_URL": "http://mirror/simple"},
+     "kubernetes_client_pip_env: 'INDEX_URL' is not a PIP_* variable name"),
+    ("kubernetes_client_pip_env", {"PIP_INDEX_URL": "http://mirror/simple\n"},
+     "kubernetes_client_pip_env.PIP_INDEX_URL: must be text on one line (got 'http://mirror/simple\\n')"),
+    ("kubernetes_client_pip_env", ["PIP_NO_INDEX=1"], "kubernetes_client_pip_env: must map PIP_* variables to values (got ['PIP_NO_INDEX=1'])"),
 ], ids=lambda value: value if isinstance(value, str) and value.startswith("kubernetes_") and " " not in value else None)
 def test_bad_value_of_one_host_is_named_with_the_host(name, value, message):
     errors = k.kubernetes_errors(cluster(gpu01={name: value}), ["cp1", "gpu01", "gpu02"], GROUPS)
@@ -281,8 +287,27 @@ def test_nodes_not_ready_and_taints():
         "node gpu01 is not Ready (KubeletNotReady: container runtime network not ready)",
         "node gpu02 is not registered with the API server"]
     assert k.node_taints(nodes) == {"cp1": ["node-role.kubernetes.io/control-plane"], "gpu01": []}
-    with pytest.raises(RuleError):
-        k.node_states(["not", "a", "list"])
+
+
+def test_nodes_from_k8s_info_read_as_from_a_node_list():
+    """kubernetes.core.k8s_info's registered result (the roles' read) gives what kubectl's NodeList gives."""
+    items = [_node("cp1", True, taints=["node-role.kubernetes.io/control-plane"]), _node("gpu01", False, "KubeletNotReady")]
+    read = {"changed": False, "api_found": True, "resources": items, "failed": False}
+    assert k.node_states(read) == k.node_states({"apiVersion": "v1", "kind": "List", "items": items})
+    assert k.not_ready(read, ["cp1", "gpu01"]) == ["node gpu01 is not Ready (KubeletNotReady: container runtime network not ready)"]
+    assert k.node_taints({"resources": []}) == {}
+
+
+@pytest.mark.parametrize("node_list", [
+    ["not", "a", "list"],
+    # a failed read: kubernetes.core.k8s_info's error, no resources
+    {"failed": True, "msg": "Failed to get client due to HTTPSConnectionPool(host='cp1', port=6443)"},
+    None,
+])
+def test_node_states_refuse_what_is_not_a_node_list(node_list):
+    with pytest.raises(RuleError, match=r"^kubernetes_node_states: expected kubernetes.core.k8s_info's result for kind Node "
+                       r"\(resources\) or a NodeList \(items\)$"):
+        k.node_states(node_list)
 
 
 # kubeadm's command line and the images a node pulls

@@ -13,7 +13,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.common._input_type
 from ansible_collections.gpucluster.core.plugins.plugin_utils.kubernetes._kubernetes import _LABEL_RE, node_states
 from ansible_collections.gpucluster.core.plugins.module_utils._merge import deep_merge
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import (
-    Errors, RoleInput, RuleError, boolean, int_range, matches, token, url)
+    Errors, RoleInput, RuleError, boolean, int_range, matches, pip_env, token, url)
 
 RESOURCE = "nvidia.com/gpu"
 MIG_STRATEGIES = ("auto", "none", "single", "mixed")
@@ -50,6 +50,7 @@ def _check(errors: Errors, values: Mapping[str, Any]) -> None:
     errors.check("gpu_operator_timeout", int_range(values.get("gpu_operator_timeout"), 60, 3600))
     errors.check("gpu_operator_verify_timeout", int_range(values.get("gpu_operator_verify_timeout"), 30, 3600))
     errors.check("gpu_operator_control_plane_group", token(values.get("gpu_operator_control_plane_group")))
+    pip_env(errors, "gpu_operator_kubernetes_client_pip_env", values.get("gpu_operator_kubernetes_client_pip_env"))
 
 
 def gpu_operator_errors(values: Mapping[str, Any]) -> List[str]:

@@ -27,6 +27,7 @@ GOOD = {
     "gpu_operator_timeout": 900,
     "gpu_operator_verify_timeout": 600,
     "gpu_operator_control_plane_group": "k8s_control_plane",
+    "gpu_operator_kubernetes_client_pip_env": {},
 }
 
 
@@ -66,6 +67,8 @@ def test_good_chart_url(chart_url):
     ("gpu_operator_extra_values", ["driver.enabled=false"], "gpu_operator_extra_values: must be a dict of the chart's values (got a list)"),
     ("gpu_operator_timeout", 10, "gpu_operator_timeout: must be within 60-3600 (got 10)"),
     ("gpu_operator_verify_timeout", 7200, "gpu_operator_verify_timeout: must be within 30-3600 (got 7200)"),
+    ("gpu_operator_kubernetes_client_pip_env", {"FIND_LINKS": "/srv/wheels"},
+     "gpu_operator_kubernetes_client_pip_env: 'FIND_LINKS' is not a PIP_* variable name"),
 ])
 def test_bad_values(name, value, message):
     assert g.gpu_operator_errors(dict(GOOD, **{name: value})) == [message]
@@ -143,3 +146,6 @@ def test_short_nodes_name_the_node_and_both_counts():
         "node gpu02 advertises 6 nvidia.com/gpu, its nvidia-smi shows 8 GPUs",
         "node gpu03 advertises no nvidia.com/gpu, its nvidia-smi shows 8 GPUs",
         "node gpu04 is not registered with the API server (its nvidia-smi shows 4 GPUs)"]
+    # kubernetes.core.k8s_info's registered result (the role's read) reads the same
+    assert g.short_nodes({"resources": nodes["items"], "api_found": True}, {"gpu01": 8, "gpu02": 8}) == [
+        "node gpu02 advertises 6 nvidia.com/gpu, its nvidia-smi shows 8 GPUs"]

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._input_types import describe
 from ansible_collections.gpucluster.core.plugins.plugin_utils.kubernetes._kubernetes import _IMAGE_REF_RE, _LABEL_RE
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import (
-    Errors, RoleInput, abs_path, boolean, hostname, int_range, matches, url)
+    Errors, RoleInput, abs_path, boolean, hostname, int_range, matches, pip_env, url)
 
 KINDS = ("PyTorchJob", "TrainJob")
 JOB_KEYS = ("name", "namespace", "kind", "image", "command", "nodes", "gpus_per_node", "nfs", "env", "runtime")
@@ -94,6 +94,7 @@ def training_operator_errors(values: Mapping[str, Any]) -> List[str]:
             seen.setdefault(key, index)
     errors.check("training_operator_control_plane_group", matches(values.get("training_operator_control_plane_group"),
                                                                   re.compile(r"^[A-Za-z0-9_-]+$"), "a group name"))
+    pip_env(errors, "training_operator_kubernetes_client_pip_env", values.get("training_operator_kubernetes_client_pip_env"))
     return errors.messages
 
 

@@ -13,7 +13,7 @@ JOB = {"name": "ddp-smoke", "image": "nvcr.io/nvidia/pytorch:24.08-py3", "comman
        "nfs": {"server": "master", "path": "/data/shared", "mount_path": "/data"}}
 GOOD = {"training_operator_manifest": "github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.8.1",
         "training_operator_manifest_kustomize": True, "training_operator_jobs": [JOB],
-        "training_operator_control_plane_group": "k8s_control_plane"}
+        "training_operator_control_plane_group": "k8s_control_plane", "training_operator_kubernetes_client_pip_env": {}}
 
 
 def test_good_values_have_no_error():
@@ -116,3 +116,10 @@ def test_manifest_file_without_scheme(manifest):
 def test_apply_switches_are_booleans():
     assert t.training_operator_errors(dict(GOOD, training_operator_server_side_apply="no")) == [
         "training_operator_server_side_apply: must be true or false (got 'no')"]
+
+
+def test_client_pip_env_names_pip_variables():
+    assert t.training_operator_errors(dict(GOOD, training_operator_kubernetes_client_pip_env={
+        "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "http://mirror:8080/wheels/"})) == []
+    assert t.training_operator_errors(dict(GOOD, training_operator_kubernetes_client_pip_env={"index-url": "x"})) == [
+        "training_operator_kubernetes_client_pip_env: 'index-url' is not a PIP_* variable name"]

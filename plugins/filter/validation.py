@@ -180,41 +180,62 @@ def _dcgm_diag(host: str, run: Mapping[str, Any]) -> Dict[str, Any]:
     return vjobs.dcgm_diag_result(host, run["level"], parsed, None)
 
 
-def _kubectl_read(result: Optional[Mapping[str, Any]], read: Callable[[str], Any]) -> Any:
-    """(kubectl's output, None) from a registered kubectl read whose output ``read`` takes, else
-    (None, why): not run, kubectl's error, or what ``read`` refuses."""
+def _module_read(result: Optional[Mapping[str, Any]], read: Callable[[Any], Any]) -> Any:
+    """(the result, None) from a registered kubernetes.core.k8s_info read that ``read`` takes, else
+    (None, why): not run, the module's error, or what ``read`` refuses."""
     if not result or result.get("skipped"):
         return None, "not read"
-    if result.get("rc") != 0:
-        return None, "kubectl exited %s: %s" % (result.get("rc"), result.get("stderr") or result.get("msg") or "")
+    if result.get("failed") or not isinstance(result.get("resources"), list):
+        return None, "the read failed: %s" % (vplan.module_message(result.get("msg")) or "no message")
     try:
-        read(result.get("stdout") or "")
+        read(result)
     except RuleError as exc:
         return None, str(exc)
-    return result["stdout"], None
+    return result, None
 
 
 def _pods_read(result: Optional[Mapping[str, Any]]) -> Any:
-    """A registered ``kubectl get pods --output=json`` read (_kubectl_read)."""
-    return _kubectl_read(result, vjobs.pod_items)
+    """A registered k8s_info read of kind Pod (_module_read)."""
+    return _module_read(result, vjobs.pod_items)
 
 
 def _job_read(result: Optional[Mapping[str, Any]]) -> Any:
-    """A registered ``kubectl get pytorchjob --output=json`` read (_kubectl_read)."""
-    return _kubectl_read(result, lambda text: vjobs.ddp_job_state(text, 0, 1))
+    """A registered k8s_info read of the PyTorchJob by its name (_module_read)."""
+    return _module_read(result, lambda read: vjobs.ddp_job_state(read, 0, 1))
+
+
+def _apply_errors(created: Optional[Mapping[str, Any]]) -> List[str]:
+    """What a registered kubernetes.core.k8s apply could not make: the module's error, or each
+    object's (with continue_on_error); none when all was made. Not run: it made nothing."""
+    if not created or created.get("skipped"):
+        return ["not run"]
+    if created.get("failed"):
+        return [vplan.module_message(created.get("msg")) or "no message"]
+    items = (created.get("result") or {}).get("results") if "results" in (created.get("result") or {}) else [created]
+    return [vplan.module_message((item.get("error") or {}).get("msg")) or "no message" for item in items or [] if item.get("error")]
 
 
 def _applied(created: Optional[Mapping[str, Any]], read_error: Optional[str]) -> Dict[str, Any]:
-    """A registered ``kubectl apply`` as the judging functions take it, with the later read's error."""
-    created = created or {}
-    return {"rc": created.get("rc"), "stderr": created.get("stderr") or created.get("msg"), "read_error": read_error}
+    """A registered apply as the judging functions take it ({error}: None when all was made), with
+    the later read's error."""
+    return {"error": "; ".join(_apply_errors(created)) or None, "read_error": read_error}
+
+
+def _log(result: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """A registered kubernetes.core.k8s_log read as the judging functions take it: {stdout} or {error};
+    {} when it did not run."""
+    if not result or result.get("skipped"):
+        return {}
+    if result.get("failed") or "log" not in result:
+        return {"error": vplan.module_message(result.get("msg")) or "no message"}
+    return {"stdout": result["log"]}
 
 
 def _gpu_pod_plan(hosts: Sequence[str], hostvars: Mapping[str, Any], kubernetes_nodes: Mapping[str, Any],
                   pods: Mapping[str, Any], settings: Mapping[str, Any]) -> Dict[str, Any]:
     """The GPU pods to start (gpu_pod_plan), each node's GPUs and verdict from its passive checks
-    (``__validation_health``), the GPUs in use from the registered ``kubectl get pods
-    --all-namespaces`` (``pods``; when it failed, every chosen node warns)."""
+    (``__validation_health``), the GPUs in use from the registered k8s_info read of every
+    namespace's pods (``pods``; when it failed, every chosen node warns)."""
     verdicts = {}
     counts = {}
     for host in hosts:
@@ -227,18 +248,18 @@ def _gpu_pod_plan(hosts: Sequence[str], hostvars: Mapping[str, Any], kubernetes_
 
 
 def _gpu_pods(run: Mapping[str, Any], hardware: Mapping[str, Any]) -> List[Dict[str, Any]]:
-    """The GPU pods judged: ``run`` holds the plan, kubectl apply's registered result (created), the
-    registered read of the run's pods after the wait (pods), the registered ``kubectl logs`` loop
-    (logs) and the settings."""
+    """The GPU pods judged: ``run`` holds the plan, the apply's registered result (created), the
+    registered read of the run's pods after the wait (pods), the registered k8s_log loop (logs) and
+    the settings."""
     logs: Dict[str, Dict[str, Any]] = {}
     lists: Dict[str, Any] = {}
     for item in (run.get("logs") or {}).get("results") or []:
         if item.get("skipped") or not isinstance(item.get("item"), str):
             continue
-        logs[item["item"]] = {key: item.get(key) for key in ("rc", "stdout", "stderr", "msg")}
-        if item.get("rc") == 0:
+        logs[item["item"]] = _log(item)
+        if "stdout" in logs[item["item"]]:
             try:
-                lists[item["item"]] = [gpu["uuid"] for gpu in parse_list(item.get("stdout") or "")]
+                lists[item["item"]] = [gpu["uuid"] for gpu in parse_list(logs[item["item"]]["stdout"])]
             except NvidiaSmiError as exc:
                 lists[item["item"]] = str(exc)
     uuids = {host: (node or {}).get("gpu_uuids") or [] for host, node in hardware.items()}
@@ -256,18 +277,17 @@ def _ddp_job_plan(hosts: Sequence[str], hostvars: Mapping[str, Any], kubernetes_
 
 
 def _ddp_job_state(read: Mapping[str, Any], elapsed: float, operator_wait: float) -> str:
-    """The PyTorchJob's state from a registered ``kubectl get pytorchjob --output=json`` (``unread``
-    when kubectl failed or printed something else)."""
+    """The PyTorchJob's state from a registered k8s_info read of it (``unread`` when the read failed
+    or found no PyTorchJob)."""
     text, error = _job_read(read)
     return "unread" if error else vjobs.ddp_job_state(text, elapsed, operator_wait)[0]
 
 
 def _ddp_job_result(plan: Mapping[str, Any], created: Mapping[str, Any], job: Mapping[str, Any],
                     logs: Mapping[str, Any], settings: Mapping[str, Any]) -> List[Dict[str, Any]]:
-    """The PyTorchJob judged from the registered apply, read and logs results (ddp_job_result)."""
+    """The PyTorchJob judged from the registered apply, read and rank 0's log (ddp_job_result)."""
     text, error = _job_read(job)
-    logs = {} if not logs or logs.get("skipped") else {k: logs.get(k) for k in ("rc", "stdout", "stderr")}
-    return vjobs.ddp_job_result(plan, _applied(created, error), text, logs, settings)
+    return vjobs.ddp_job_result(plan, _applied(created, error), text, _log(logs), settings)
 
 
 def _jobs(gpu_report: Optional[Mapping[str, Any]], ddp: Optional[Mapping[str, Any]],
@@ -354,6 +374,7 @@ class FilterModule:
             "validation_gpu_pods_waiting": as_filter("validation_gpu_pods_waiting", vjobs.gpu_pods_waiting),
             "validation_ddp_job_plan": as_filter("validation_ddp_job_plan", _ddp_job_plan),
             "validation_ddp_job_state": as_filter("validation_ddp_job_state", _ddp_job_state),
+            "validation_apply_errors": as_filter("validation_apply_errors", _apply_errors),
             "validation_ddp_job_result": as_filter("validation_ddp_job_result", _ddp_job_result),
             "validation_jobs": as_filter("validation_jobs", _jobs),
             "validation_document": as_filter("validation_document", _document),

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -20,6 +19,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules impo
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan import (
     POLICIES,
     drained,
+    module_message,
     natural_key,
     output_tail,
 )
@@ -207,11 +207,11 @@ def cordon_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[s
     return out
 
 
-def cordon_patch(mark: str, cordon: bool, reason: Optional[str] = None) -> str:
-    """The strategic merge patch (JSON) that cordons a node with ``mark`` set to ``reason``, or
-    uncordons it and removes ``mark`` (``cordon`` false: ``reason`` is not used)."""
-    return json.dumps({"spec": {"unschedulable": cordon},
-                       "metadata": {"annotations": {mark: reason if cordon else None}}})
+def cordon_patch(mark: str, cordon: bool, reason: Optional[str] = None) -> Dict[str, Any]:
+    """The strategic merge patch that cordons a node with ``mark`` set to ``reason``, or uncordons it
+    and removes ``mark`` (``cordon`` false: ``reason`` is not used), for kubernetes.core.k8s
+    ``state: patched``."""
+    return {"spec": {"unschedulable": cordon}, "metadata": {"annotations": {mark: reason if cordon else None}}}
 
 
 # ---------------------------------------------------------------------------
@@ -222,14 +222,17 @@ def failed_actions(actions: Mapping[str, Any]) -> List[str]:
     """The node actions that failed, ``<action> <host>: <the end of the command's error>``, from the
     registered loop results of the action tasks by action name (``{"drain": result, ...}``), in
     that order. Each loop item is a node of the results document (``host``). A task that did not
-    run (skipped, no item) contributes nothing."""
+    run (skipped, no item) contributes nothing. A kubernetes.core.k8s patch of a node the API server
+    no longer has only warns and returns no object: it failed too."""
     failures = []
     for action, result in actions.items():
         for item in (result or {}).get("results") or []:
-            if item.get("skipped") or not (item.get("failed") or item.get("rc") not in (None, 0)):
+            gone = isinstance(item.get("result"), Mapping) and not item["result"] and "method" not in item
+            if item.get("skipped") or not (item.get("failed") or item.get("rc") not in (None, 0) or gone):
                 continue
             host = (item.get("item") or {}).get("host", "?")
-            why = output_tail(item.get("stderr") or item.get("msg"), 300, "no message")
+            why = output_tail(item.get("stderr") or module_message(item.get("msg")) or
+                              ("the node is not in Kubernetes (nothing patched)" if gone else ""), 300, "no message")
             failures.append("%s %s: %s" % (action, host, why))
     return failures
 

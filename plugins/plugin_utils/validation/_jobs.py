@@ -18,6 +18,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan import (
     _section,
+    list_items,
+    module_message,
     natural_key,
     output_tail,
 )
@@ -179,18 +181,14 @@ _POD_PULL_ERRORS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "Err
 _POD_START_ERRORS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
 
 
-def pod_items(text: str, what: str = "kubectl get pods") -> List[Mapping[str, Any]]:
-    """A PodList from kubectl's JSON, each item with its metadata.name."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise RuleError("%s: the output is not JSON (%s)" % (what, exc))
-    if not isinstance(data, Mapping) or not isinstance(data.get("items"), list):
-        raise RuleError("%s: the output has no items list (a PodList)" % what)
-    for index, item in enumerate(data["items"]):
+def pod_items(text: Any, what: str = "kubectl get pods") -> List[Mapping[str, Any]]:
+    """The pods of a read (kubernetes.core.k8s_info's registered result with kind Pod, or kubectl's
+    JSON: list_items), each with its metadata.name."""
+    items = list_items(text, what, "PodList")
+    for index, item in enumerate(items):
         if not isinstance(_section(item, "metadata").get("name"), str):
             raise RuleError("%s: item %d has no metadata.name" % (what, index))
-    return data["items"]
+    return items
 
 
 def _pod_gpus(pod: Mapping[str, Any], resource: str, what: str) -> int:
@@ -213,8 +211,8 @@ def _pod_gpus(pod: Mapping[str, Any], resource: str, what: str) -> int:
     return max([sum(counts("containers"))] + counts("initContainers"))
 
 
-def gpus_in_use(text: str, resource: str) -> Dict[str, List[str]]:
-    """``kubectl get pods --all-namespaces --output=json`` -> {node name: ["namespace/pod (N)", ...]}:
+def gpus_in_use(text: Any, resource: str) -> Dict[str, List[str]]:
+    """The pods of every namespace (pod_items) -> {node name: ["namespace/pod (N)", ...]}:
     the pods that have not ended and hold ``resource`` on each node (the validation's own left out)."""
     what = "kubectl get pods"
     out: Dict[str, List[str]] = {}
@@ -306,8 +304,9 @@ def gpu_pod_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any
     node's GPUs still runs the pod, which the scheduler then refuses (a fail: GPUs missing).
     ``in_use`` None with ``pods_error``: the pods could not be read, each node warns.
     ``settings``: run (the run id), namespace, image, runtime_class, resource, timeout.
-    Returns {pods: {host: {name, node, gpus}}, manifest: a v1 List of the namespace and the pods,
-    skipped: [results]}.
+    Returns {pods: {host: {name, node, gpus}}, manifest: a v1 List of the namespace and the pods
+    (the namespace first), leftovers: the pods as the names an interrupted run may have left (their
+    removal's definitions), skipped: [results]}.
     """
     pods: Dict[str, Dict[str, Any]] = {}
     skipped = []
@@ -333,7 +332,10 @@ def gpu_pod_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any
         name = gpu_pod_name(node["node"])
         pods[host] = {"name": name, "node": node["node"], "gpus": gpus}
         items.append(_gpu_pod(name, node["node"], gpus, settings))
-    return {"pods": pods, "manifest": {"apiVersion": "v1", "kind": "List", "items": items}, "skipped": skipped}
+    leftovers = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod["name"], "namespace": settings["namespace"]}}
+                 for pod in pods.values()]
+    return {"pods": pods, "manifest": {"apiVersion": "v1", "kind": "List", "items": items}, "leftovers": leftovers,
+            "skipped": skipped}
 
 
 def _pod_state(pod: Mapping[str, Any], elapsed: float, schedule_wait: float) -> Tuple[str, str]:
@@ -361,8 +363,8 @@ def _pod_state(pod: Mapping[str, Any], elapsed: float, schedule_wait: float) -> 
     return "waiting", status.get("phase") or "Pending"
 
 
-def gpu_pods_waiting(text: str, names: Sequence[str], elapsed: float, schedule_wait: float = 60) -> List[str]:
-    """The named pods still worth waiting for (``kubectl get pods --output=json`` of the run): not
+def gpu_pods_waiting(text: Any, names: Sequence[str], elapsed: float, schedule_wait: float = 60) -> List[str]:
+    """The named pods still worth waiting for (the run's pods, pod_items): not
     ended, not stopped at their image or at starting their container, and not unschedulable for
     ``schedule_wait`` seconds. A pod missing from the list is not waited for."""
     by_name = {pod["metadata"]["name"]: pod for pod in pod_items(text)}
@@ -376,14 +378,15 @@ def _gpu_pod_result(host: str, gpus: int, settings: Mapping[str, Any]) -> Dict[s
             "series": []}
 
 
-def gpu_pod_results(plan: Mapping[str, Any], created: Mapping[str, Any], pods_text: Optional[str],
+def gpu_pod_results(plan: Mapping[str, Any], created: Mapping[str, Any], pods_text: Any,
                     logs: Mapping[str, Mapping[str, Any]], node_uuids: Mapping[str, Sequence[str]],
                     lists: Mapping[str, Any], settings: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """Each planned node's GPU pod judged (``plan``: gpu_pod_plan's), then the skipped nodes.
 
-    ``created``: kubectl apply's {rc, stderr} and the error of the last read of the pods
-    (read_error); ``pods_text``: the run's pods as kubectl got them after the wait (None: that read
-    failed); ``logs``: {pod name: {rc, stdout, stderr}} of ``kubectl logs``; ``node_uuids``:
+    ``created``: the apply's {error: what it could not make, None when all was made} and the error
+    of the last read of the pods (read_error); ``pods_text``: the run's pods as read after the wait
+    (pod_items; None: that read failed); ``logs``: {pod name: {stdout} or {error}} of the pods'
+    logs; ``node_uuids``:
     each node's GPU UUIDs from its passive checks; ``lists``: {pod name: the GPU UUIDs its
     ``nvidia-smi -L`` listed, or the parser's error text}.
 
@@ -404,11 +407,11 @@ def gpu_pod_results(plan: Mapping[str, Any], created: Mapping[str, Any], pods_te
             out.append(dict(result, status="warn", message="could not read the pods after the wait (%s)"
                             % output_tail(created.get("read_error"), 400)))
             continue
-        if pod is None and created.get("rc") != 0:
-            # kubectl apply creates what it can of a List: only the pods that are not there warn.
-            out.append(dict(result, status="warn", message="the pod could not be created (kubectl apply exited %s: %s); "
+        if pod is None and created.get("error"):
+            # The apply makes what it can of the list: only the pods that are not there warn.
+            out.append(dict(result, status="warn", message="the pod could not be created (%s); "
                             "check validation_kubernetes_namespace, validation_kubernetes_runtime_class and "
-                            "validation_gpu_container_image" % (created.get("rc"), output_tail(created.get("stderr"), 400))))
+                            "validation_gpu_container_image" % output_tail(created.get("error"), 400)))
             continue
         if pod is None:
             out.append(dict(result, status="fail", message="the pod %s was gone before it ended" % planned["name"]))
@@ -436,7 +439,7 @@ def gpu_pod_results(plan: Mapping[str, Any], created: Mapping[str, Any], pods_te
 def _ended_pod(result: Dict[str, Any], pod: Mapping[str, Any], log: Mapping[str, Any], listed: Any,
                want: Sequence[str]) -> Dict[str, Any]:
     status = _section(pod, "status")
-    output = log.get("stdout") if log.get("rc") == 0 else log.get("stderr") or log.get("msg")
+    output = log.get("error") or log.get("stdout")
     if status.get("phase") == "Failed":
         exits = ["exit %s%s" % (term.get("exitCode"), " (%s)" % term["reason"] if term.get("reason") else "")
                  for term in (_section(_section(c, "state"), "terminated") for c in status.get("containerStatuses") or [])
@@ -445,10 +448,10 @@ def _ended_pod(result: Dict[str, Any], pod: Mapping[str, Any], log: Mapping[str,
                         + exits if part)
         return dict(result, status="fail",
                     message="the pod failed (%s): %s" % (why or "no reason given", output_tail(output)))
-    if log.get("rc") not in (None, 0) or (listed is None and not log):
+    if log.get("error") or (listed is None and not log):
         # The pod ran to its end; the API server could not fetch its log from kubelet: not the GPUs.
-        return dict(result, status="warn", message="the pod ended, but its output could not be read (kubectl logs: %s)"
-                    % output_tail(output, 400, "not run"))
+        return dict(result, status="warn", message="the pod ended, but its output could not be read (its log: %s)"
+                    % output_tail(output, 400, "not read"))
     if not isinstance(listed, list):
         return dict(result, status="fail", message="nvidia-smi -L in the pod printed no GPU list (%s): %s"
                     % (listed or "no output", output_tail(output, 400)))
@@ -462,6 +465,8 @@ def _ended_pod(result: Dict[str, Any], pod: Mapping[str, Any], log: Mapping[str,
 DDP_JOB = "gpucluster-validation-ddp"
 DDP_SCRIPT_DIR = "/opt/gpucluster"
 DDP_SCRIPT = "gpucluster-ddp-smoke.py"
+# The training operator names a PyTorchJob's pods <job>-<replica type>-<index>: rank 0 is the Master.
+DDP_MASTER_POD = DDP_JOB + "-master-0"
 
 
 def ddp_job_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any]],
@@ -476,7 +481,9 @@ def ddp_job_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any
     node has GPUs, else gloo on the CPU (as the Slurm job does). The script comes in a ConfigMap
     (``settings["script"]``: its text). ``settings``: run, namespace, image, runtime_class,
     resource, timeout, nodes, steps, script.
-    Returns {hosts, nodes (Kubernetes names), gpu, manifest (a v1 List), or hosts [] and why}.
+    Returns {hosts, nodes (Kubernetes names), gpu, manifest (a v1 List), leftovers (the job and the
+    ConfigMap, their removal's definitions), master_pod (rank 0's pod, as the training operator names
+    it: <job>-master-0), or hosts [] and why}.
     """
     by_check = {tuple(r["hosts"]): r["status"] for r in gpu_pods}
     gpu_hosts, cpu_hosts = [], []
@@ -526,8 +533,11 @@ def ddp_job_plan(hosts: Sequence[str], kubernetes: Mapping[str, Mapping[str, Any
         "pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(len(chosen) - 1)}}}
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": dict(meta, name=DDP_JOB),
               "data": {DDP_SCRIPT: settings["script"]}}
+    leftovers = [{"apiVersion": item["apiVersion"], "kind": item["kind"],
+                  "metadata": {"name": DDP_JOB, "namespace": settings["namespace"]}} for item in (job, config)]
     return {"hosts": chosen, "nodes": names, "gpu": gpu, "why": None,
-            "manifest": {"apiVersion": "v1", "kind": "List", "items": [config, job]}}
+            "manifest": {"apiVersion": "v1", "kind": "List", "items": [config, job]}, "leftovers": leftovers,
+            "master_pod": DDP_MASTER_POD}
 
 
 def _job_conditions(job: Mapping[str, Any]) -> Dict[str, Mapping[str, Any]]:
@@ -535,14 +545,21 @@ def _job_conditions(job: Mapping[str, Any]) -> Dict[str, Mapping[str, Any]]:
             if isinstance(c, Mapping) and c.get("status") == "True"}
 
 
-def ddp_job_state(text: str, elapsed: float, operator_wait: float) -> Tuple[str, str]:
-    """(state, detail) of the PyTorchJob from ``kubectl get pytorchjob --output=json``: succeeded,
-    failed, running, or no-operator (no status ``operator_wait`` seconds after it was made: the
-    training operator's controller did not take it)."""
-    try:
-        job = json.loads(text)
-    except ValueError as exc:
-        raise RuleError("kubectl get pytorchjob: the output is not JSON (%s)" % exc)
+def ddp_job_state(text: Any, elapsed: float, operator_wait: float) -> Tuple[str, str]:
+    """(state, detail) of the PyTorchJob (kubernetes.core.k8s_info's registered result with its name,
+    the job as a dict, or ``kubectl get pytorchjob --output=json``): succeeded, failed, running, or
+    no-operator (no status ``operator_wait`` seconds after it was made: the training operator's
+    controller did not take it)."""
+    job = text
+    if isinstance(text, str):
+        try:
+            job = json.loads(text)
+        except ValueError as exc:
+            raise RuleError("kubectl get pytorchjob: the output is not JSON (%s)" % exc)
+    if isinstance(job, Mapping) and isinstance(job.get("resources"), list):
+        if not job["resources"]:
+            raise RuleError("the PyTorchJob is not there (%s)" % (module_message(job.get("msg")) or "none found"))
+        job = job["resources"][0]
     if not isinstance(job, Mapping) or job.get("kind") != "PyTorchJob":
         raise RuleError("kubectl get pytorchjob: the output is not a PyTorchJob")
     conditions = _job_conditions(job)
@@ -554,12 +571,12 @@ def ddp_job_state(text: str, elapsed: float, operator_wait: float) -> Tuple[str,
     return "running", ", ".join(sorted(conditions)) or "no status yet"
 
 
-def ddp_job_result(plan: Mapping[str, Any], created: Mapping[str, Any], job_text: Optional[str],
+def ddp_job_result(plan: Mapping[str, Any], created: Mapping[str, Any], job_text: Any,
                    logs: Mapping[str, Any], settings: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """The PyTorchJob's ``ddp_smoke`` result (none when it had too few nodes to run): ``created`` is
-    kubectl apply's {rc, stderr}; ``job_text`` the job as kubectl got it after the wait (None: that
-    read failed, ``created["read_error"]`` says why); ``logs`` the registered ``kubectl logs`` of
-    its pods (rank 0 prints the result line). Not submitted (no training operator CRDs) or not
+    the apply's {error: None when it was made}; ``job_text`` the job as read after the wait
+    (ddp_job_state; None: that read failed, ``created["read_error"]`` says why); ``logs`` rank 0's
+    log, {stdout} or {error} (rank 0 prints the result line). Not submitted (no training operator CRDs) or not
     taken (no controller running), or unreadable: warn; failed, or still running at the timeout:
     fail; succeeded: rank 0's line decides, as for the Slurm job."""
     if not plan.get("hosts"):
@@ -567,10 +584,9 @@ def ddp_job_result(plan: Mapping[str, Any], created: Mapping[str, Any], job_text
     source = "gpucluster-ddp-smoke.py as a PyTorchJob (%s)" % settings["image"]
     base: Dict[str, Any] = {"check": "ddp_smoke", "hosts": list(plan["hosts"]), "unit": None, "measured": None,
                             "expected": "loss down, identical weights on every rank", "source": source, "series": []}
-    if created.get("rc") != 0:
-        return [dict(base, status="warn", message="could not submit the PyTorchJob (kubectl apply exited %s: %s); is the "
-                     "training operator installed (the training_operator role)?"
-                     % (created.get("rc"), output_tail(created.get("stderr"), 400)))]
+    if created.get("error"):
+        return [dict(base, status="warn", message="could not submit the PyTorchJob (%s); is the "
+                     "training operator installed (the training_operator role)?" % output_tail(created.get("error"), 400))]
     if job_text is None:
         return [dict(base, status="warn", message="could not read the PyTorchJob after the wait (%s)"
                      % output_tail(created.get("read_error"), 400))]
@@ -581,11 +597,11 @@ def ddp_job_result(plan: Mapping[str, Any], created: Mapping[str, Any], job_text
     if state == "running":
         return [dict(base, status="fail", message="the PyTorchJob still ran after %ds (%s)"
                      % (int(settings["timeout"]), detail))]
-    if state == "succeeded" and logs.get("rc") not in (None, 0):
-        # The API server could not fetch the pods' logs from kubelet: not the nodes' training.
-        return [dict(base, status="warn", message="the PyTorchJob succeeded, but its pods' logs could not be read "
-                     "(kubectl logs: %s)" % output_tail(logs.get("stderr"), 400))]
-    stdout = logs.get("stdout") if logs.get("rc") == 0 else ""
+    if state == "succeeded" and logs.get("error"):
+        # The API server could not fetch rank 0's log from kubelet: not the nodes' training.
+        return [dict(base, status="warn", message="the PyTorchJob succeeded, but rank 0's log could not be read "
+                     "(%s)" % output_tail(logs.get("error"), 400))]
+    stdout = logs.get("stdout") or ""
     result = ddp_result(stdout or "", plan["hosts"], 0 if state == "succeeded" else 1,
                         detail if state == "failed" else "")
     # The ranks name their pods, not the nodes: the nodes are the plan's.

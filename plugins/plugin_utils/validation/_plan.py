@@ -16,6 +16,7 @@ the DDP smoke test), _validation_report (the results document and its rendering)
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
@@ -101,8 +102,44 @@ def drained(node: Mapping[str, Any]) -> bool:
 # Kubernetes: what it says about each node
 # ---------------------------------------------------------------------------
 
-def parse_kubectl_nodes(text: str, names: Mapping[str, str], mark: str) -> Dict[str, Dict[str, Any]]:
-    """``kubectl get nodes --output=json`` -> {inventory host: {node, unschedulable, mark, stale, devices}}.
+def list_items(data: Any, what: str, kind: str) -> List[Any]:
+    """The items of a list the API server gave: kubernetes.core.k8s_info's registered result
+    (``resources``), a List as a dict (``items``), or kubectl's JSON text of one (``what`` names the
+    read in the errors, ``kind`` the list's kind)."""
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError as exc:
+            raise RuleError("%s: the output is not JSON (%s)" % (what, exc))
+    if isinstance(data, Mapping) and isinstance(data.get("resources"), list):
+        return data["resources"]
+    if not isinstance(data, Mapping) or not isinstance(data.get("items"), list):
+        raise RuleError("%s: the output has no items list (a %s)" % (what, kind))
+    return data["items"]
+
+
+_STATUS_BODY_RE = re.compile(r"b'\{.*\}(\\n)?'")
+
+
+def module_message(text: Any) -> str:
+    """A failed module's message without the frame ansible-core 2.19 puts around it, and with the API
+    server's Status body that kubernetes.core quotes (``Failed to apply object: b'{"kind":"Status",...}'``)
+    read down to its message, as kubectl prints it."""
+    text = re.sub(r"^Task failed: (Module|Action) failed: ", "", str(text or "")).strip()
+    match = _STATUS_BODY_RE.search(text)
+    if match:
+        try:
+            body = json.loads(ast.literal_eval(match.group(0)))
+        except (ValueError, SyntaxError):
+            body = None
+        if isinstance(body, Mapping) and isinstance(body.get("message"), str):
+            text = text[:match.start()] + body["message"] + text[match.end():]
+    return text
+
+
+def parse_kubectl_nodes(text: Any, names: Mapping[str, str], mark: str) -> Dict[str, Dict[str, Any]]:
+    """The nodes (kubernetes.core.k8s_info's registered result with kind Node, or ``kubectl get nodes
+    --output=json``: list_items) -> {inventory host: {node, unschedulable, mark, stale, devices}}.
 
     ``names`` maps each inventory host to its Kubernetes node name; hosts Kubernetes does not
     know are left out. ``mark`` is the annotation the validation puts on the nodes it cordons:
@@ -111,14 +148,8 @@ def parse_kubectl_nodes(text: str, names: Mapping[str, str], mark: str) -> Dict[
     node's allocatable extended resources (those a device plugin advertises, ``nvidia.com/gpu``),
     as numbers.
     """
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise RuleError("kubectl get nodes: the output is not JSON (%s)" % exc)
-    if not isinstance(data, Mapping) or not isinstance(data.get("items"), list):
-        raise RuleError("kubectl get nodes: the output has no items list (a NodeList)")
     by_name: Dict[str, Dict[str, Any]] = {}
-    for index, item in enumerate(data["items"]):
+    for index, item in enumerate(list_items(text, "kubectl get nodes", "NodeList")):
         meta = item.get("metadata") if isinstance(item, Mapping) else None
         name = meta.get("name") if isinstance(meta, Mapping) else None
         if not isinstance(name, str) or not name:
@@ -188,20 +219,19 @@ def checks_run(checks: Sequence[str], controller: str, kubernetes_api: str, cont
 
 
 def kubernetes_view(read: Mapping[str, Any], api: str, names: Mapping[str, str], mark: str) -> Dict[str, Any]:
-    """Kubernetes' view of the nodes from the registered ``kubectl get nodes --output=json`` run on
+    """Kubernetes' view of the nodes from the registered kubernetes.core.k8s_info read of kind Node on
     ``api`` (the control plane node, '' without Kubernetes, when the read was skipped).
 
-    ``nodes``: parse_kubectl_nodes of its output, empty when kubectl failed or did not run;
-    ``read``: what the report says of it: ``none`` without Kubernetes, else the node kubectl
-    ran on, with kubectl's error (200 characters at most) when it failed.
+    ``nodes``: parse_kubectl_nodes of its resources, empty when the read failed or did not run;
+    ``read``: what the report says of it: ``none`` without Kubernetes, else the node that read
+    them, with the module's error (200 characters at most) when it failed.
     """
-    ok = read.get("rc", 1) == 0
-    nodes = parse_kubectl_nodes(read["stdout"], names, mark) if ok else {}
+    ok = not read.get("failed") and isinstance(read.get("resources"), list)
+    nodes = parse_kubectl_nodes(read, names, mark) if ok else {}
     if not api:
         said = "none"
     elif ok:
         said = api
     else:
-        error = read["stderr"] if "stderr" in read else read.get("msg", "")
-        said = "%s (kubectl get nodes failed, nothing cordoned: %s)" % (api, str(error).strip()[:200])
+        said = "%s (reading the nodes failed, nothing cordoned: %s)" % (api, module_message(read.get("msg"))[:200])
     return {"nodes": nodes, "read": said}

@@ -23,13 +23,13 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules impo
     matches,
     is_int,
     one_line,
+    pip_env,
     token,
 )
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan import POLICIES
 
 CHECK_FAMILIES = ("passive", "active")
 _UNIT_RE = re.compile(r"^[A-Za-z0-9@._:-]+$")
-_PIP_ENV_RE = re.compile(r"^PIP_[A-Z0-9_]+$")
 # An image reference: [registry[:port]/]path[:tag][@digest], lower-case path components.
 _IMAGE_RE = re.compile(r"^(?:[A-Za-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
                        r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$")
@@ -206,15 +206,8 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
         errors.add("validation_kubernetes_ddp_image", "must be an image reference with torch in it, such as "
                    "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime (got %r)" % (ddp_image,))
     errors.check("validation_ddp_venv", abs_path(play.get("validation_ddp_venv")))
-    pip_env = play.get("validation_ddp_pip_env") or {}
-    if not isinstance(pip_env, Mapping):
-        errors.add("validation_ddp_pip_env", "must map PIP_* variables to values (got %r)" % (pip_env,))
-    else:
-        for name, value in pip_env.items():
-            if not isinstance(name, str) or not _PIP_ENV_RE.match(name):
-                errors.add("validation_ddp_pip_env", "%r is not a PIP_* variable name" % (name,))
-            elif one_line(str(value)):
-                errors.add("validation_ddp_pip_env.%s" % name, one_line(str(value)))
+    for var in ("validation_ddp_pip_env", "validation_kubernetes_client_pip_env"):
+        pip_env(errors, var, play.get(var))
     for var in ("validation_nccl_tests_dir", "validation_perftest_path"):
         if play.get(var):
             errors.check(var, abs_path(play.get(var)))

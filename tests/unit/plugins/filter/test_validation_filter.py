@@ -164,7 +164,7 @@ def test_bench_round_of_an_unknown_check_is_a_filter_error():
 def test_kubernetes_view_names_the_nodes_as_the_hosts_say():
     """kubernetes_node_name where a host has one (gpu01), else the inventory name; a host
     Kubernetes does not know (head) is left out."""
-    read = {"changed": False, "rc": 0, "stdout": KUBE_NODES, "stderr": ""}
+    read = {"changed": False, "api_found": True, "resources": json.loads(KUBE_NODES)["items"], "failed": False}
     hostvars = {"gpu01": {"kubernetes_node_name": "gpu01.k8s.lan"}, "gpu02": {}, "gpu03": {}, "head": {}}
     view = kubernetes_view(read, "cp1", hostvars, ["gpu01", "gpu02", "gpu03", "head"], KUBE_MARK)
     assert view == {"read": "cp1", "nodes": {
@@ -172,13 +172,15 @@ def test_kubernetes_view_names_the_nodes_as_the_hosts_say():
         "gpu02": {"node": "gpu02", "unschedulable": True, "mark": "gpucluster-validation: gpu_count", "stale": False,
                   "devices": {}},
         "gpu03": {"node": "gpu03", "unschedulable": True, "mark": None, "stale": False, "devices": {}}}}
+    # kubectl's JSON of the same nodes (the scenarios read them so) gives the same view
     assert view["nodes"] == FILTERS["validation_kubernetes_nodes"](KUBE_NODES, hostvars, ["gpu01", "gpu02", "gpu03", "head"],
                                                                    KUBE_MARK)
+    assert view["nodes"] == FILTERS["validation_kubernetes_nodes"](read, hostvars, ["gpu01", "gpu02", "gpu03", "head"], KUBE_MARK)
 
 
 def test_kubernetes_view_bad_output_is_a_filter_error():
-    read = {"changed": False, "rc": 0, "stdout": "The connection to the server was refused", "stderr": ""}
-    with pytest.raises(AnsibleFilterError, match="^kubectl get nodes: the output is not JSON"):
+    read = {"changed": False, "resources": [{"kind": "Status"}], "failed": False}
+    with pytest.raises(AnsibleFilterError, match="^kubectl get nodes: item 0 has no metadata.name"):
         kubernetes_view(read, "cp1", {}, ["cp1"], KUBE_MARK)
 
 
@@ -189,9 +191,9 @@ def test_plan_filters_are_wired():
         "run": ["passive"], "not_run": {}}
     # keyword arguments, as the tasks pass them
     assert FILTERS["validation_cordon_patch"]("m", cordon=True, reason="r") == (
-        '{"spec": {"unschedulable": true}, "metadata": {"annotations": {"m": "r"}}}')
+        {"spec": {"unschedulable": True}, "metadata": {"annotations": {"m": "r"}}})
     assert FILTERS["validation_cordon_patch"]("m", cordon=False) == (
-        '{"spec": {"unschedulable": false}, "metadata": {"annotations": {"m": null}}}')
+        {"spec": {"unschedulable": False}, "metadata": {"annotations": {"m": None}}})
 
 
 def test_not_responding_is_wired():
@@ -252,11 +254,31 @@ def test_kubernetes_nodes_bad_output_is_a_filter_error():
 
 
 # The GPU pods in Kubernetes, through the filters as the role calls them: the plan from hostvars and
-# kubectl's pods, then the registered apply / get / logs results judged with the node's UUIDs.
+# the pods read (kubernetes.core.k8s_info), then the registered apply (k8s), read and logs (k8s_log)
+# results judged with the node's UUIDs. The pods are kubectl's captures (the same objects).
 POD_SETTINGS = {"run": "20261126T1600Z", "namespace": "gpucluster-validation", "image": "gpc-test.local/gpu-check:v1",
                 "runtime_class": "nvidia", "resource": "nvidia.com/gpu", "timeout": 120}
 GPU01_LOG = read_fixture("kubernetes", "kubectl-logs-gpu-check-v1.20.2.txt")
 GPU01_UUIDS = sorted(line.split("(UUID: ")[1].rstrip(")") for line in GPU01_LOG.splitlines())
+
+
+def pods_read(fixture, **result):
+    """A registered kubernetes.core.k8s_info read of kind Pod holding a kubectl capture's pods."""
+    return dict({"changed": False, "api_found": True, "failed": False,
+                 "resources": json.loads(read_fixture("kubernetes", fixture))["items"]}, **result)
+
+
+def failed(msg):
+    """A failed module as ignore_errors keeps it (ansible-core 2.19 frames the message)."""
+    return {"changed": False, "failed": True, "exception": "(traceback unavailable)", "msg": "Task failed: Module failed: " + msg}
+
+
+def applied(*errors):
+    """A registered kubernetes.core.k8s apply of a list with continue_on_error: one item per object."""
+    items = [{"changed": True, "method": "apply", "result": {"kind": "Namespace"}}]
+    items += [{"changed": False, "result": {}, "error": {"msg": error}} if error else
+              {"changed": True, "method": "apply", "result": {"kind": "Pod"}} for error in errors]
+    return {"changed": True, "result": {"results": items}, "failed": False}
 
 
 def test_gpu_pods_through_the_filters():
@@ -264,25 +286,25 @@ def test_gpu_pods_through_the_filters():
                 "gpu02": {"__validation_health": {"verdict": "pass", "hardware": {"gpu_count": 8}}}}
     view = {"gpu01": {"node": "gpu01", "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}},
             "gpu02": {"node": "gpu02", "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}}}
-    all_pods = {"rc": 0, "stdout": read_fixture("kubernetes", "kubectl-get-pods-all-namespaces-gpu-held-v1.20.2.json")}
+    all_pods = pods_read("kubectl-get-pods-all-namespaces-gpu-held-v1.20.2.json")
     plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, all_pods, POD_SETTINGS)
     # train-0 holds 2 of gpu01's GPUs in that capture
     assert list(plan["pods"]) == ["gpu02"] and [r["hosts"] for r in plan["skipped"]] == [["gpu01"]]
-    plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, {"rc": 0, "stdout": '{"items": []}'}, POD_SETTINGS)
+    plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, {"changed": False, "api_found": True, "resources": []}, POD_SETTINGS)
     assert list(plan["pods"]) == ["gpu01", "gpu02"]
-    pods = read_fixture("kubernetes", "kubectl-get-pods-validation-states-v1.20.2.json")
+    pods = pods_read("kubectl-get-pods-validation-states-v1.20.2.json", attempts=4)
     assert gpu_pods_waiting(pods, ["gpucluster-validation-gpu-gpu01"], 3.0) == []
     run = {"plan": {"pods": {"gpu01": plan["pods"]["gpu01"]}, "skipped": []},
-           "created": {"rc": 0, "stdout": "pod/gpucluster-validation-gpu-gpu01 created"},
-           "pods": {"rc": 0, "stdout": pods, "attempts": 4}, "settings": POD_SETTINGS,
-           "logs": {"results": [{"item": "gpucluster-validation-gpu-gpu01", "rc": 0, "stdout": GPU01_LOG, "stderr": ""},
+           "created": applied(None), "pods": pods, "settings": POD_SETTINGS,
+           "logs": {"results": [{"item": "gpucluster-validation-gpu-gpu01", "changed": False, "log": GPU01_LOG,
+                                 "log_lines": GPU01_LOG.split("\n")},
                                 {"item": "gpucluster-validation-gpu-gpu02", "skipped": True}]}}
     hardware = {host: values["__validation_health"]["hardware"] for host, values in hostvars.items()}
     (result,) = jobs({}, {}, hardware, run)
     assert (result["check"], result["status"], result["measured"], result["message"]) == (
         "kubernetes_gpu_pod", "pass", 8, "the pod saw the node's 8 GPUs")
     # the same log read as no list: nvidia-smi's own words are reported
-    run["logs"]["results"][0]["stdout"] = read_fixture("kubernetes", "kubectl-logs-gpu-check-no-gpu-v1.20.2.txt")
+    run["logs"]["results"][0]["log"] = read_fixture("kubernetes", "kubectl-logs-gpu-check-no-gpu-v1.20.2.txt")
     (result,) = jobs({}, {}, hardware, run)
     assert (result["status"], result["message"]) == (
         "fail", "nvidia-smi -L in the pod printed no GPU list (nvidia-smi -L: line 1 is not a GPU or MIG device line: "
@@ -290,14 +312,13 @@ def test_gpu_pods_through_the_filters():
 
 
 @pytest.mark.parametrize("read, why", [
-    ({"rc": 0, "stdout": '{"kind": "Status"}'}, "kubectl get pods: the output has no items list (a PodList)"),
-    ({"rc": 1, "stdout": "", "stderr": "The connection to the server cp1:6443 was refused - did you specify the right "
-                                       "host or port?"},
-     "kubectl exited 1: The connection to the server cp1:6443 was refused - did you specify the right host or port?"),
+    ({"changed": False, "resources": [{"kind": "Status"}]}, "kubectl get pods: item 0 has no metadata.name"),
+    (failed("Failed to get client due to HTTPSConnectionPool(host='cp1', port=6443): Max retries exceeded"),
+     "the read failed: Failed to get client due to HTTPSConnectionPool(host='cp1', port=6443): Max retries exceeded"),
     ({"skipped": True}, "not read"),
 ], ids=["not-a-pod-list", "api-down", "skipped"])
-def test_gpu_pods_when_kubectl_fails(read, why):
-    """A kubectl error warns the nodes it concerns; it never stops the run (the verdict and node actions follow)."""
+def test_gpu_pods_when_the_read_fails(read, why):
+    """A failed read warns the nodes it concerns; it never stops the run (the verdict and node actions follow)."""
     hostvars = {"gpu01": {"__validation_health": {"verdict": "pass", "hardware": {"gpu_count": 8}}}}
     view = {"gpu01": {"node": "gpu01", "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}}}
     plan = gpu_pod_plan(["gpu01"], hostvars, view, read, POD_SETTINGS)
@@ -305,14 +326,36 @@ def test_gpu_pods_when_kubectl_fails(read, why):
     assert [(r["status"], r["message"]) for r in plan["skipped"]] == [
         ("warn", "could not read the pods that hold GPUs (%s): no GPU pod" % why)]
     run = {"plan": {"pods": {"gpu01": {"name": "gpucluster-validation-gpu-gpu01", "node": "gpu01", "gpus": 8}}},
-           "created": {"rc": 0}, "pods": read, "logs": {}, "settings": POD_SETTINGS}
+           "created": applied(None), "pods": read, "logs": {}, "settings": POD_SETTINGS}
     (result,) = jobs({}, {}, {}, run)
     assert (result["status"], result["message"]) == ("warn", "could not read the pods after the wait (%s)" % why)
 
 
+def test_gpu_pods_partly_applied():
+    """With continue_on_error the apply makes what it can: a pod not made warns with its object's error; the
+    module failing as a whole (the API server down) names its message; the until of the task reads the same."""
+    hostvars = {h: {"__validation_health": {"verdict": "pass", "hardware": {"gpu_count": 8}}} for h in ("gpu01", "gpu02")}
+    view = {h: {"node": h, "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}} for h in hostvars}
+    plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, {"resources": []}, POD_SETTINGS)
+    refused = "Failed to apply object: b'pods \"gpucluster-validation-gpu-gpu02\" is forbidden: RuntimeClass \"nvidia\" not found'"
+    assert FILTERS["validation_apply_errors"](applied(None, None)) == []
+    assert FILTERS["validation_apply_errors"](applied(None, refused)) == [refused]
+    assert FILTERS["validation_apply_errors"](failed("Failed to get client due to EOF")) == ["Failed to get client due to EOF"]
+    assert FILTERS["validation_apply_errors"]({"skipped": True}) == ["not run"]
+    # one object: the module returns it alone, not in a list
+    assert FILTERS["validation_apply_errors"]({"changed": False, "result": {}, "error": {"msg": refused}}) == [refused]
+    pods = {"changed": False, "resources": [{"metadata": {"name": "gpucluster-validation-gpu-gpu01"},
+                                             "status": {"phase": "Pending"}}]}
+    run = {"plan": plan, "created": applied(None, refused), "pods": pods, "logs": {}, "settings": POD_SETTINGS}
+    results = jobs({}, {}, {}, run)
+    assert [(r["hosts"], r["status"]) for r in results] == [(["gpu01"], "fail"), (["gpu02"], "warn")]
+    assert results[1]["message"] == ("the pod could not be created (%s); check validation_kubernetes_namespace, "
+                                     "validation_kubernetes_runtime_class and validation_gpu_container_image" % refused)
+
+
 def test_ddp_job_through_the_filters():
     """The PyTorchJob as the role drives it: the plan from the GPU pods' results, the wait's state from the
-    registered reads (kubectl errors read as 'unread': waited on, never raised), the result."""
+    registered reads (a failed read or none found reads as 'unread': waited on, never raised), the result."""
     hostvars = {"gpu01": {"__validation_health": {"verdict": "pass"}}, "gpu02": {"__validation_health": {"verdict": "pass"}}}
     view = {h: {"node": h, "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}} for h in hostvars}
     results = [{"check": "kubernetes_gpu_pod", "hosts": ["gpu01"], "status": "pass"},
@@ -321,14 +364,28 @@ def test_ddp_job_through_the_filters():
     settings = dict(POD_SETTINGS, nodes=2, steps=50, operator_wait=60, script="")
     plan = ddp_job_plan(["gpu01", "gpu02"], hostvars, view, results, settings)
     assert (plan["hosts"], plan["gpu"]) == (["gpu01", "gpu02"], True)
-    no_status = {"rc": 0, "stdout": json.dumps({"kind": "PyTorchJob", "metadata": {"name": "gpucluster-validation-ddp"}})}
+    no_status = {"changed": False, "api_found": True,
+                 "resources": [{"kind": "PyTorchJob", "metadata": {"name": "gpucluster-validation-ddp"}}]}
     assert ddp_job_state(no_status, 3.0, 60) == "running"
     assert ddp_job_state(no_status, 61.0, 60) == "no-operator"
-    assert ddp_job_state({"rc": 1, "stderr": "Unable to connect to the server"}, 3.0, 60) == "unread"
-    assert ddp_job_state({"rc": 0, "stdout": "<html>"}, 3.0, 60) == "unread"
+    assert ddp_job_state(failed("Failed to get client due to EOF"), 3.0, 60) == "unread"
+    assert ddp_job_state({"api_found": True, "resources": []}, 3.0, 60) == "unread"
+    assert ddp_job_state({"resources": [{"kind": "Status"}]}, 3.0, 60) == "unread"
     assert ddp_job_state({"skipped": True}, 3.0, 60) == "unread"
-    (result,) = ddp_job_result(plan, {"rc": 0}, no_status, {"skipped": True}, settings)
+    (result,) = ddp_job_result(plan, {"changed": False, "result": {"results": []}}, no_status, {"skipped": True}, settings)
     assert (result["status"], result["hosts"]) == ("warn", ["gpu01", "gpu02"])
-    (result,) = ddp_job_result(plan, {"rc": 0}, {"rc": 0, "stdout": "<html>"}, {}, settings)
-    assert result["message"] == ("could not read the PyTorchJob after the wait (kubectl get pytorchjob: the output "
-                                 "is not JSON (Expecting value: line 1 column 1 (char 0)))")
+    (result,) = ddp_job_result(plan, {"changed": False, "result": {"results": []}}, {"api_found": True, "resources": []}, {},
+                               settings)
+    assert result["message"] == "could not read the PyTorchJob after the wait (the PyTorchJob is not there (none found))"
+    # no training operator CRDs: the apply fails as a whole, the job was not submitted
+    no_crd = "Failed to find exact match for kubeflow.org/v1.PyTorchJob by [kind, name, singularName, shortNames]"
+    (result,) = ddp_job_result(plan, failed(no_crd), {"skipped": True}, {"skipped": True}, settings)
+    assert result["message"] == ("could not submit the PyTorchJob (%s); is the training operator installed (the "
+                                 "training_operator role)?" % no_crd)
+    # rank 0's log read by k8s_log decides a succeeded job; a log that cannot be read warns
+    done = {"resources": [{"kind": "PyTorchJob", "status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}]}
+    (result,) = ddp_job_result(plan, {"result": {"results": []}}, done, failed("Pod gpucluster-validation/x not found."), settings)
+    assert (result["status"], result["message"]) == (
+        "warn", "the PyTorchJob succeeded, but rank 0's log could not be read (Pod gpucluster-validation/x not found.)")
+    (result,) = ddp_job_result(plan, {"result": {"results": []}}, done, {"log": "no result line\n"}, settings)
+    assert (result["status"], result["message"]) == ("fail", "the job printed 0 result lines (rc=0): no result line")

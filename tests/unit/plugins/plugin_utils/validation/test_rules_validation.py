@@ -178,6 +178,8 @@ def test_no_host():
     ({"validation_ddp_pip_env": {"NO_INDEX": "1", "PIP_FIND_LINKS": "http://mirror/wheels\n"}},
      ["validation_ddp_pip_env: 'NO_INDEX' is not a PIP_* variable name",
       "validation_ddp_pip_env.PIP_FIND_LINKS: must be text on one line (got 'http://mirror/wheels\\n')"]),
+    ({"validation_kubernetes_client_pip_env": {"PIP_NO_INDEX": "1", "FIND_LINKS": "http://mirror/wheels/"}},
+     ["validation_kubernetes_client_pip_env: 'FIND_LINKS' is not a PIP_* variable name"]),
     ({"validation_nccl_tests_dir": "nccl-tests/build"},
      ["validation_nccl_tests_dir: must be an absolute path (got 'nccl-tests/build')"]),
     ({"validation_perftest_path": "ib_write_bw"},

@@ -370,6 +370,10 @@ def test_gpu_pod_plan_chooses_the_nodes_and_makes_the_pods():
     assert plan["pods"] == {"gpu01": {"name": "gpucluster-validation-gpu-gpu01", "node": "gpu01", "gpus": 8},
                             "gpu03": {"name": "gpucluster-validation-gpu-gpu03", "node": "gpu03", "gpus": 4}}
     assert plan["skipped"] == []
+    # what an interrupted run may have left under these names goes first
+    assert plan["leftovers"] == [
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpucluster-validation-gpu-gpu01", "namespace": "gpucluster-validation"}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpucluster-validation-gpu-gpu03", "namespace": "gpucluster-validation"}}]
     namespace, pod01, pod03 = plan["manifest"]["items"]
     assert plan["manifest"]["kind"] == "List"
     assert namespace == {"apiVersion": "v1", "kind": "Namespace", "metadata": {
@@ -469,18 +473,18 @@ def test_gpu_pod_results_on_real_pod_states():
 def test_gpu_pod_results_other_gpus_and_no_list():
     plan = pod_plan(("gpu01", "gpucluster-validation-gpu-gpu01", 8))
     other = v100_uuids()[1:] + ["GPU-8ca33e10-291f-cd98-b007-e77292564a65"]
-    out = gpu_pod_results(plan, {"rc": 0}, PODS, {}, {"gpu01": v100_uuids()},
+    out = gpu_pod_results(plan, {"error": None}, PODS, {}, {"gpu01": v100_uuids()},
                           {"gpucluster-validation-gpu-gpu01": other}, POD_SETTINGS)
     assert (out[0]["status"], out[0]["measured"], out[0]["message"]) == (
         "fail", 8, "the pod saw 8 GPUs, the node has 8: missing %s; not the node's: "
                    "GPU-8ca33e10-291f-cd98-b007-e77292564a65" % v100_uuids()[0])
     # the pod ended but the API server could not fetch its log (kubelet not reachable): not the GPUs
     err = read_fixture("kubernetes", "kubectl-logs-gpu-check-not-pulled-v1.20.2.stderr.txt")
-    out = gpu_pod_results(plan, {"rc": 0}, PODS, {"gpucluster-validation-gpu-gpu01": {"rc": 1, "stderr": err}},
+    out = gpu_pod_results(plan, {"error": None}, PODS, {"gpucluster-validation-gpu-gpu01": {"error": err}},
                           {"gpu01": v100_uuids()}, {}, POD_SETTINGS)
     assert (out[0]["status"], out[0]["message"]) == (
-        "warn", "the pod ended, but its output could not be read (kubectl logs: " + " ".join(err.split()) + ")")
-    out = gpu_pod_results(plan, {"rc": 0}, PODS, {"gpucluster-validation-gpu-gpu01": {"rc": 0, "stdout": ""}},
+        "warn", "the pod ended, but its output could not be read (its log: " + " ".join(err.split()) + ")")
+    out = gpu_pod_results(plan, {"error": None}, PODS, {"gpucluster-validation-gpu-gpu01": {"stdout": ""}},
                           {"gpu01": v100_uuids()}, {"gpucluster-validation-gpu-gpu01": "nvidia-smi -L: no GPU listed"},
                           POD_SETTINGS)
     assert (out[0]["status"], out[0]["message"]) == (
@@ -490,27 +494,29 @@ def test_gpu_pod_results_other_gpus_and_no_list():
 def test_gpu_pod_results_when_the_pods_could_not_be_created():
     plan = pod_plan(("gpu01", "gpucluster-validation-gpu-gpu01", 8))
     plan["skipped"] = [{"check": "kubernetes_gpu_pod", "hosts": ["gpu02"], "status": "skip", "message": "busy"}]
-    err = ('Error from server (Forbidden): error when creating "STDIN": pods "gpucluster-validation-gpu-gpu01" is '
-           'forbidden: pod rejected: RuntimeClass "nvidia" not found')
-    out = gpu_pod_results(plan, {"rc": 1, "stderr": err}, '{"items": []}', {}, {}, {}, POD_SETTINGS)
+    err = ('Failed to apply object: b\'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+           '"pods \\"gpucluster-validation-gpu-gpu01\\" is forbidden: pod rejected: RuntimeClass \\"nvidia\\" not found",'
+           '"reason":"Forbidden","details":{"name":"gpucluster-validation-gpu-gpu01","kind":"pods"},"code":403}\\n\'')
+    out = gpu_pod_results(plan, {"error": err}, {"resources": []}, {}, {}, {}, POD_SETTINGS)
     assert [(r["hosts"], r["status"]) for r in out] == [(["gpu01"], "warn"), (["gpu02"], "skip")]
     assert out[0]["message"] == (
-        "the pod could not be created (kubectl apply exited 1: %s); check validation_kubernetes_namespace, "
+        "the pod could not be created (%s); check validation_kubernetes_namespace, "
         "validation_kubernetes_runtime_class and validation_gpu_container_image" % err)
-    # kubectl creates what it can of a list: a pod that is there is judged as any other
+    # the apply makes what it can of a list: a pod that is there is judged as any other
     plan = pod_plan(("gpu01", "gpucluster-validation-gpu-gpu01", 8), ("gpu02", "gpucluster-validation-gpu-gpu02", 8))
-    out = gpu_pod_results(plan, {"rc": 1, "stderr": err}, PODS, {}, {"gpu01": v100_uuids()},
+    out = gpu_pod_results(plan, {"error": err}, PODS, {}, {"gpu01": v100_uuids()},
                           {"gpucluster-validation-gpu-gpu01": v100_uuids()}, POD_SETTINGS)
     assert [(r["hosts"], r["status"]) for r in out] == [(["gpu01"], "pass"), (["gpu02"], "warn")]
-    assert out[1]["message"].startswith("the pod could not be created (kubectl apply exited 1: ")
+    assert out[1]["message"].startswith("the pod could not be created (Failed to apply object: ")
 
 
 def test_gpu_pod_results_when_the_pods_could_not_be_read():
     plan = pod_plan(("gpu01", "gpucluster-validation-gpu-gpu01", 8))
-    out = gpu_pod_results(plan, {"rc": 0, "read_error": "kubectl exited 1: Unable to connect to the server: EOF"},
-                          None, {}, {}, {}, POD_SETTINGS)
+    out = gpu_pod_results(plan, {"error": None, "read_error": "the read failed: Failed to get client due to "
+                                 "HTTPSConnectionPool(host='cp1', port=6443)"}, None, {}, {}, {}, POD_SETTINGS)
     assert [(r["status"], r["message"]) for r in out] == [
-        ("warn", "could not read the pods after the wait (kubectl exited 1: Unable to connect to the server: EOF)")]
+        ("warn", "could not read the pods after the wait (the read failed: Failed to get client due to "
+                 "HTTPSConnectionPool(host='cp1', port=6443))")]
 
 
 def test_gpu_pod_results_timed_out():
@@ -558,6 +564,12 @@ def test_ddp_job_plan_prefers_gpu_nodes_whose_pod_passed():
                    "gpucluster.core/validation-run": "20261126T1600Z"}}, "data": {"gpucluster-ddp-smoke.py": "print('ddp')\n"}}
     assert (job["apiVersion"], job["kind"], job["metadata"]["name"]) == ("kubeflow.org/v1", "PyTorchJob",
                                                                          "gpucluster-validation-ddp")
+    # removed job first, then its script; rank 0's pod as the training operator names it
+    assert plan["leftovers"] == [
+        {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+         "metadata": {"name": "gpucluster-validation-ddp", "namespace": "gpucluster-validation"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "gpucluster-validation-ddp", "namespace": "gpucluster-validation"}}]
+    assert plan["master_pod"] == "gpucluster-validation-ddp-master-0"
     assert job["spec"]["runPolicy"] == {"backoffLimit": 0, "activeDeadlineSeconds": 120, "cleanPodPolicy": "None"}
     replicas = job["spec"]["pytorchReplicaSpecs"]
     assert {k: (r["replicas"], r["restartPolicy"]) for k, r in replicas.items()} == {
@@ -628,33 +640,49 @@ def test_ddp_job_state_errors(text, message):
     assert str(exc.value) == message
 
 
+def test_ddp_job_state_from_k8s_info():
+    """kubernetes.core.k8s_info's registered read of the job by its name (the role's): the job, or none found."""
+    read = {"changed": False, "api_found": True, "resources": [json.loads(job([CREATED, SUCCEEDED]))], "failed": False}
+    assert ddp_job_state(read, 5, 60) == (
+        "succeeded", "PyTorchJobSucceeded PyTorchJob gpucluster-validation-ddp is successfully completed.")
+    with pytest.raises(RuleError, match=r"^the PyTorchJob is not there \(none found\)$"):
+        ddp_job_state({"api_found": True, "resources": []}, 5, 60)
+    # no training operator CRDs: the module finds no API for the kind (no failure)
+    with pytest.raises(RuleError, match=r'^the PyTorchJob is not there \(Failed to find API for resource with apiVersion '
+                       r'"kubeflow.org/v1" and kind "PyTorchJob"\)$'):
+        ddp_job_state({"api_found": False, "resources": [],
+                       "msg": 'Failed to find API for resource with apiVersion "kubeflow.org/v1" and kind "PyTorchJob"'}, 5, 60)
+
+
 H200_RESULT = read_fixture("h200-driver580", "ddp-gloo-2ranks.txt")
 DDP_PLAN = {"hosts": ["gpu02", "gpu03"]}
 
 
 @pytest.mark.parametrize("created, text, logs, status, message", [
-    ({"rc": 0}, job([CREATED, SUCCEEDED]), {"rc": 0, "stdout": H200_RESULT}, "pass",
+    ({"error": None}, job([CREATED, SUCCEEDED]), {"stdout": H200_RESULT}, "pass",
      "2 rank(s) on 1 node(s) trained 50 steps with gloo: the mean of the last 5 losses is 0.0698 x the first "
      "(limit 0.5 x) and every rank holds identical weights."),
-    ({"rc": 0}, job([CREATED, FAILED]), {"rc": 0, "stdout": ""}, "fail",
+    ({"error": None}, job([CREATED, FAILED]), {"stdout": ""}, "fail",
      "the job printed 0 result lines (rc=1): PyTorchJobFailed PyTorchJob gpucluster-validation-ddp is failed because 1 "
      "Worker replica(s) failed."),
-    ({"rc": 0}, job([CREATED, RUNNING]), {}, "fail",
+    ({"error": None}, job([CREATED, RUNNING]), {}, "fail",
      "the PyTorchJob still ran after 120s (Created, Running)"),
-    ({"rc": 0}, job(status=False), {}, "warn",
+    ({"error": None}, job(status=False), {}, "warn",
      "the training operator did not take the PyTorchJob within 60s (no status): is its controller running?"),
-    ({"rc": 1, "stderr": 'error: unable to recognize "STDIN": no matches for kind "PyTorchJob" in version "kubeflow.org/v1"'},
+    ({"error": "Failed to find exact match for kubeflow.org/v1.PyTorchJob by [kind, name, singularName, shortNames]"},
      None, {}, "warn",
-     'could not submit the PyTorchJob (kubectl apply exited 1: error: unable to recognize "STDIN": no matches for kind '
-     '"PyTorchJob" in version "kubeflow.org/v1"); is the training operator installed (the training_operator role)?'),
-    ({"rc": 0, "read_error": "kubectl exited 1: Unable to connect to the server: EOF"}, None, {}, "warn",
-     "could not read the PyTorchJob after the wait (kubectl exited 1: Unable to connect to the server: EOF)"),
-    ({"rc": 0}, job([CREATED, SUCCEEDED]),
-     {"rc": 1, "stderr": "Error from server: Get \"https://10.0.0.11:10250/containerLogs/...\": dial tcp "
-                         "10.0.0.11:10250: i/o timeout"},
-     "warn", "the PyTorchJob succeeded, but its pods' logs could not be read (kubectl logs: Error from server: Get "
+     "could not submit the PyTorchJob (Failed to find exact match for kubeflow.org/v1.PyTorchJob by [kind, name, "
+     "singularName, shortNames]); is the training operator installed (the training_operator role)?"),
+    ({"error": None, "read_error": "the read failed: Failed to get client due to HTTPSConnectionPool(host='cp1', port=6443)"},
+     None, {}, "warn",
+     "could not read the PyTorchJob after the wait (the read failed: Failed to get client due to "
+     "HTTPSConnectionPool(host='cp1', port=6443))"),
+    ({"error": None}, job([CREATED, SUCCEEDED]),
+     {"error": "Unable to retrieve log from Pod due to: Get \"https://10.0.0.11:10250/containerLogs/...\": dial tcp "
+               "10.0.0.11:10250: i/o timeout"},
+     "warn", "the PyTorchJob succeeded, but rank 0's log could not be read (Unable to retrieve log from Pod due to: Get "
              "\"https://10.0.0.11:10250/containerLogs/...\": dial tcp 10.0.0.11:10250: i/o timeout)"),
-    ({"rc": 0}, job([CREATED, SUCCEEDED]), {"rc": 0, "stdout": "Traceback (most recent call last):\n"}, "fail",
+    ({"error": None}, job([CREATED, SUCCEEDED]), {"stdout": "Traceback (most recent call last):\n"}, "fail",
      "the job printed 0 result lines (rc=0): Traceback (most recent call last):"),
 ], ids=["succeeded", "failed", "timeout", "no-operator", "no-crd", "unread", "no-logs", "no-result-line"])
 def test_ddp_job_result(created, text, logs, status, message):

@@ -11,6 +11,8 @@ captures do not show, a real capture with one field changed.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
@@ -20,6 +22,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan i
     drained,
     host_plan,
     kubernetes_view,
+    module_message,
     natural_key,
     not_responding,
     parse_kubectl_nodes,
@@ -273,14 +276,19 @@ def test_checks_run(checks, controller, api, want):
     assert checks_run(checks, controller, api, "slurm_controller", "k8s_control_plane") == want
 
 
-def kubectl_read(rc, stdout="", stderr=""):
-    """A registered ansible.builtin.command result of kubectl (the keys the view reads and some)."""
-    return {"changed": False, "cmd": ["kubectl", "get", "nodes", "--output=json"], "rc": rc, "stdout": stdout,
-            "stderr": stderr, "failed": False}
+def node_read(items=None, **result):
+    """A registered kubernetes.core.k8s_info read of kind Node (the keys the view reads and some)."""
+    return dict({"changed": False, "api_found": True, "resources": items or [], "failed": False}, **result)
 
 
-REFUSED = "The connection to the server 10.0.0.1:6443 was refused - did you specify the right host or port?"
-KDEV = kube_list(kube_node("kdev1"), kube_node("kdev2", True, {MARK: "gpucluster-validation: xid"}))
+def failed_read(msg):
+    """A failed read as ignore_errors keeps it (ansible-core 2.19 frames the module's message)."""
+    return {"changed": False, "failed": True, "exception": "(traceback unavailable)", "msg": msg}
+
+
+REFUSED = ("Failed to get client due to HTTPSConnectionPool(host='10.0.0.1', port=6443): Max retries exceeded with url: "
+           "/version (Caused by NewConnectionError(\"Failed to establish a new connection: [Errno 111] Connection refused\"))")
+KDEV = json.loads(kube_list(kube_node("kdev1"), kube_node("kdev2", True, {MARK: "gpucluster-validation: xid"})))["items"]
 KDEV_VIEW = {
     "kdev1": {"node": "kdev1", "unschedulable": False, "mark": None, "stale": False, "devices": {}},
     "kdev2": {"node": "kdev2", "unschedulable": True, "mark": "gpucluster-validation: xid", "stale": False, "devices": {}},
@@ -289,28 +297,52 @@ KDEV_VIEW = {
 
 @pytest.mark.parametrize("read, api, want", [
     # read on the control plane node: its view, and the node it was read on
-    (kubectl_read(0, KDEV), "cp1", {"nodes": KDEV_VIEW, "read": "cp1"}),
+    (node_read(KDEV), "cp1", {"nodes": KDEV_VIEW, "read": "cp1"}),
     # no Kubernetes: the read was skipped
     ({"changed": False, "skipped": True, "skip_reason": "Conditional result (False) was False", "false_condition": "x"}, "",
      {"nodes": {}, "read": "none"}),
-    # kubectl failed: no view, the report says why (its error output, trimmed)
-    (kubectl_read(1, "", "  " + REFUSED + "\n"), "cp1",
-     {"nodes": {}, "read": "cp1 (kubectl get nodes failed, nothing cordoned: %s)" % REFUSED}),
-    # no kubectl on the node: the module's message (there is no error output)
-    ({"changed": False, "cmd": "kubectl get nodes --output=json", "failed": True, "rc": 2,
-      "msg": "[Errno 2] No such file or directory: b'kubectl'"}, "cp1",
-     {"nodes": {}, "read": "cp1 (kubectl get nodes failed, nothing cordoned: [Errno 2] No such file or directory: b'kubectl')"}),
-    # error output present but empty: it is what is said (no message)
-    (kubectl_read(1, "", ""), "cp1", {"nodes": {}, "read": "cp1 (kubectl get nodes failed, nothing cordoned: )"}),
+    # the read failed: no view, the report says why (the module's message, without ansible-core's frame)
+    (failed_read("Task failed: Module failed: " + REFUSED), "cp1",
+     {"nodes": {}, "read": "cp1 (reading the nodes failed, nothing cordoned: %s)" % REFUSED[:200]}),
+    # no client on the node: the interpreter is missing
+    (failed_read("Task failed: Module failed: /opt/gpucluster/kubernetes-client/bin/python: not found"), "cp1",
+     {"nodes": {}, "read": "cp1 (reading the nodes failed, nothing cordoned: /opt/gpucluster/kubernetes-client/bin/python: "
+                           "not found)"}),
+    # a failure without a message: nothing to say
+    ({"failed": True}, "cp1", {"nodes": {}, "read": "cp1 (reading the nodes failed, nothing cordoned: )"}),
     # at most 200 characters of it
-    (kubectl_read(1, "", "x" * 250), "cp1", {"nodes": {}, "read": "cp1 (kubectl get nodes failed, nothing cordoned: %s)" % ("x" * 200)}),
-    # no return code at all (the task did not run): no view
-    ({"msg": "no rc"}, "cp1", {"nodes": {}, "read": "cp1 (kubectl get nodes failed, nothing cordoned: no rc)"}),
+    (failed_read("x" * 250), "cp1", {"nodes": {}, "read": "cp1 (reading the nodes failed, nothing cordoned: %s)" % ("x" * 200)}),
+    # no resources at all (the task did not run): no view
+    ({"msg": "no resources"}, "cp1", {"nodes": {}, "read": "cp1 (reading the nodes failed, nothing cordoned: no resources)"}),
 ])
 def test_kubernetes_view(read, api, want):
     assert kubernetes_view(read, api, {"kdev1": "kdev1", "kdev2": "kdev2", "kdev3": "kdev3"}, MARK) == want
 
 
-def test_kubernetes_view_of_output_that_is_not_a_node_list():
-    with pytest.raises(RuleError, match="^kubectl get nodes: the output is not JSON"):
-        kubernetes_view(kubectl_read(0, "error: You must be logged in to the server (Unauthorized)"), "cp1", {}, MARK)
+def test_kubernetes_view_of_a_read_that_is_not_a_node_list():
+    with pytest.raises(RuleError, match="^kubectl get nodes: item 0 has no metadata.name"):
+        kubernetes_view(node_read([{"kind": "Status"}]), "cp1", {}, MARK)
+
+
+def test_parse_kubectl_nodes_reads_k8s_info_as_kubectl():
+    """The nodes as kubernetes.core.k8s_info registers them (the role's read) read as kubectl's JSON of them."""
+    names = {"kdev1": "kdev1", "kdev2": "kdev2"}
+    assert parse_kubectl_nodes(node_read(KDEV), names, MARK) == parse_kubectl_nodes(kube_list(*KDEV), names, MARK) == KDEV_VIEW
+
+
+@pytest.mark.parametrize("text, want", [
+    (None, ""),
+    ("Task failed: Module failed: Pod gpucluster-validation/x not found.", "Pod gpucluster-validation/x not found."),
+    ("Task failed: Action failed: Unknown error.", "Unknown error."),
+    # kubernetes.core quotes the API server's Status body: its message, as kubectl prints it
+    ('Failed to apply object: b\'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods '
+     '\\\\"gpucluster-validation-gpu-cp1\\\\" is forbidden: error looking up service account gpc-val/default: '
+     'serviceaccount \\\\"default\\\\" not found","reason":"Forbidden","details":{"name":"gpucluster-validation-gpu-cp1",'
+     '"kind":"pods"},"code":403}\\n\'',
+     'Failed to apply object: pods "gpucluster-validation-gpu-cp1" is forbidden: error looking up service account '
+     'gpc-val/default: serviceaccount "default" not found'),
+    # a body that is not a Status is left as it is
+    ("Failed to patch object: b'{not json}'", "Failed to patch object: b'{not json}'"),
+])
+def test_module_message(text, want):
+    assert module_message(text) == want

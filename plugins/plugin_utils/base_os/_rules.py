@@ -50,11 +50,7 @@ def _check_host(errors: Errors, v: Mapping[str, Any]) -> None:
     if "base_os_admin_user_shell" in v:
         errors.check("base_os_admin_user_shell", abs_path(v["base_os_admin_user_shell"]))
     for var in ("base_os_sysctl_defaults", "base_os_sysctl"):
-        settings = v.get(var) or {}
-        if not isinstance(settings, Mapping):
-            errors.add(var, "must map sysctl keys to values (got %r)" % (settings,))
-            continue
-        for key, value in settings.items():
+        for key, value in errors.mapping_items(var, v.get(var) or {}, "must map sysctl keys to values"):
             if not isinstance(key, str) or not _SYSCTL_KEY_RE.match(key):
                 errors.add(var, "key %r is not a sysctl key such as net.core.rmem_max" % (key,))
             elif value is None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 
 class RuleError(Exception):
@@ -74,6 +74,24 @@ class Errors:
 
     def extend(self, other: "Errors") -> None:
         self.messages.extend(other.messages)
+
+    def mapping_items(self, var: str, value: Any, reason: str) -> Iterator[Tuple[Any, Any]]:
+        """The items of ``value`` when it is a mapping; else record ``<var>: <reason> (got <value>)`` and none."""
+        if isinstance(value, Mapping):
+            yield from value.items()
+        else:
+            self.add(var, "%s (got %r)" % (reason, value))
+
+    def dict_items(self, var: str, items: Iterable[Any], reason: str = "must be a dict with name",
+                   good: Callable[[Mapping[str, Any]], bool] = lambda item: True) -> Iterator[Tuple[str, Mapping[str, Any]]]:
+        """``(<var>[<index>], item)`` for each item of a list that is a mapping (and ``good``); for any other,
+        record ``<var>[<index>]: <reason> (got <item>)``."""
+        for index, item in enumerate(items):
+            where = "%s[%d]" % (var, index)
+            if isinstance(item, Mapping) and good(item):
+                yield where, item
+            else:
+                self.add(where, "%s (got %r)" % (reason, item))
 
     def __bool__(self) -> bool:
         return bool(self.messages)
@@ -270,11 +288,7 @@ _PIP_ENV_RE = re.compile(r"^PIP_[A-Z0-9_]+$")
 def pip_env(errors: Errors, var: str, value: Any) -> None:
     """pip's environment for a role's pip installs (``PIP_INDEX_URL``...): ``PIP_*`` names to values
     on one line; empty or None is none."""
-    env = value or {}
-    if not isinstance(env, Mapping):
-        errors.add(var, "must map PIP_* variables to values (got %r)" % (env,))
-        return
-    for name, item in env.items():
+    for name, item in errors.mapping_items(var, value or {}, "must map PIP_* variables to values"):
         if not isinstance(name, str) or not _PIP_ENV_RE.match(name):
             errors.add(var, "%r is not a PIP_* variable name" % (name,))
         elif one_line(str(item)):

@@ -272,11 +272,8 @@ def _check_grafana(errors: Errors, values: Mapping[str, Any]) -> None:
         errors.add(var, "must be a list of {name, url, checksum} (got %r)" % (dashboards,))
         return
     names = []
-    for index, item in enumerate(dashboards):
-        where = "%s[%d]" % (var, index)
-        if not isinstance(item, Mapping) or set(item) - {"name", "url", "checksum"} or "url" not in item:
-            errors.add(where, "must be a mapping with the keys name, url and (optional) checksum (got %r)" % (item,))
-            continue
+    for where, item in errors.dict_items(var, dashboards, "must be a mapping with the keys name, url and (optional) checksum",
+                                         lambda item: "url" in item and not set(item) - {"name", "url", "checksum"}):
         name = item.get("name")
         if not isinstance(name, str) or not _DASHBOARD_NAME_RE.match(name):
             errors.add(where + ".name", "must be a file name of lowercase letters, digits, _ and - (got %r)" % (name,))

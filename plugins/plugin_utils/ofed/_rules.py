@@ -273,10 +273,7 @@ def _nccl(errors: Errors, v: Mapping[str, Any]) -> None:
     settings = v.get(var)
     if settings is None:
         return
-    if not isinstance(settings, Mapping):
-        errors.add(var, "must be a dict of NCCL variables (got %r)" % (settings,))
-        return
-    for key, value in settings.items():
+    for key, value in errors.mapping_items(var, settings, "must be a dict of NCCL variables"):
         if not isinstance(key, str) or not _NCCL_KEY_RE.match(key):
             errors.add(var, "%r is not an NCCL variable name (NCCL_...)" % (key,))
         elif value is not None and (isinstance(value, (Mapping, list, tuple, set))

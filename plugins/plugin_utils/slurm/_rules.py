@@ -42,10 +42,7 @@ def _config_value(value: Any) -> Optional[str]:
 
 
 def _config(errors: Errors, var: str, config: Any) -> None:
-    if not isinstance(config, Mapping):
-        errors.add(var, "must be a dict (got %r)" % (config,))
-        return
-    for key, value in config.items():
+    for key, value in errors.mapping_items(var, config, "must be a dict"):
         if not isinstance(key, str) or not _KEY_RE.match(key):
             errors.add(var, "key %r must be a Slurm option name (letters and digits)" % (key,))
             continue
@@ -78,11 +75,7 @@ def _partitions(errors: Errors, partitions: Any, groups: Mapping[str, List[str]]
         return
     names = []
     defaults = []
-    for index, part in enumerate(partitions):
-        where = "%s[%d]" % (var, index)
-        if not isinstance(part, Mapping):
-            errors.add(where, "must be a dict with name (got %r)" % (part,))
-            continue
+    for where, part in errors.dict_items(var, partitions):
         if errors.check(where + ".name", token(part.get("name"))):
             names.append(part["name"])
         if part.get("default", False):
@@ -188,11 +181,7 @@ def _accounting(errors: Errors, settings: Mapping[str, Any], accounting: bool) -
             errors.add(var, "must be a list (got %r)" % (items,))
             continue
         names = []
-        for index, item in enumerate(items):
-            where = "%s[%d]" % (var, index)
-            if not isinstance(item, Mapping):
-                errors.add(where, "must be a dict with name (got %r)" % (item,))
-                continue
+        for where, item in errors.dict_items(var, items):
             name = item.get("name")
             if errors.check(where + ".name", posix_name(name) if kind == "user" else token(name)):
                 names.append(name if kind != "user" else (name, item.get("account")))

@@ -143,6 +143,21 @@ def test_errors_name_the_host_and_variable():
     assert shared.messages == ["slurm_cluster_name: is bad"] + errors.messages
 
 
+def test_mapping_and_dict_items_record_what_is_not_a_mapping():
+    errors = Errors("gpu01")
+    assert list(errors.mapping_items("env", {"A": 1}, "must be a dict")) == [("A", 1)]
+    assert list(errors.mapping_items("env", ["A=1"], "must be a dict")) == []
+    items = [{"name": "a"}, 3, {"url": "x"}]
+    assert list(errors.dict_items("parts", items)) == [("parts[0]", {"name": "a"}), ("parts[2]", {"url": "x"})]
+    assert list(errors.dict_items("urls", items, "must have url", lambda item: "url" in item)) == [("urls[2]", {"url": "x"})]
+    assert errors.messages == [
+        "host 'gpu01': env: must be a dict (got ['A=1'])",
+        "host 'gpu01': parts[1]: must be a dict with name (got 3)",
+        "host 'gpu01': urls[0]: must have url (got {'name': 'a'})",
+        "host 'gpu01': urls[1]: must have url (got 3)",
+    ]
+
+
 def test_for_hosts_checks_each_host_in_order():
     def check(errors, values):
         errors.check("p", _rules.port(values.get("p", 1)))

@@ -27,6 +27,7 @@ import shlex
 from dataclasses import dataclass
 
 from ansible_collections.gpucluster.core.plugins.module_utils._file_entries import DIFF_MAX_BYTES, content_diff
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import keyed_entries
 
 _MODE = re.compile(r"^[0-7]{3,4}$")
 _TEXT_LINE = re.compile(r"^@@text (\d+)$")
@@ -60,18 +61,15 @@ def normalize_entry(item: dict) -> dict:
     return entry
 
 
+def _bad_dest(dest: str) -> str | None:
+    return None if dest.startswith("/") and "\n" not in dest else "dest must be an absolute path on one line"
+
+
 def check_entries(entries: list[dict]) -> list[str]:
     """Every problem of the entries at once, each naming the entry by its place and path."""
     problems: list[str] = []
-    seen: set[str] = set()
-    for index, entry in enumerate(entries):
-        dest = entry.get("dest") or ""
-        where = "files[%d] (%s)" % (index, dest or "no dest")
-        if not dest.startswith("/") or "\n" in dest:
-            problems.append("%s: dest must be an absolute path on one line" % where)
-        elif dest.rstrip("/") in seen:
-            problems.append("%s: dest appears more than once" % where)
-        seen.add(dest.rstrip("/"))
+    for where, entry in keyed_entries(entries, "files", "dest", problems, _bad_dest, "dest appears more than once",
+                                      lambda dest: dest.rstrip("/")):
         state = entry.get("state") or "file"
         has_content, has_src = entry.get("content") is not None, entry.get("src") is not None
         if state == "file" and not has_content and not has_src:

@@ -97,6 +97,25 @@ class Errors:
         return bool(self.messages)
 
 
+def keyed_entries(entries: Iterable[Mapping[str, Any]], kind: str, key: str, problems: List[str],
+                  bad: Callable[[str], Optional[str]], twice: str,
+                  same: Callable[[str], str] = lambda value: value) -> Iterator[Tuple[str, Mapping[str, Any]]]:
+    """``("<kind>[<index>] (<key>)", entry)`` for each entry of an action's task, the entry named by its
+    ``key`` (a path, a unit); ``problems`` gets ``<where>: <bad(key)>`` for a bad key, else ``<where>:
+    <twice>`` for one that is ``same`` as an earlier entry's."""
+    seen: set = set()
+    for index, entry in enumerate(entries):
+        value = entry.get(key) or ""
+        where = "%s[%d] (%s)" % (kind, index, value or "no " + key)
+        reason = bad(value)
+        if reason is not None:
+            problems.append("%s: %s" % (where, reason))
+        elif same(value) in seen:
+            problems.append("%s: %s" % (where, twice))
+        seen.add(same(value))
+        yield where, entry
+
+
 def for_hosts(hostvars: Mapping[str, Mapping[str, Any]], hosts: Iterable[str],
               check: Callable[[Errors, Mapping[str, Any]], None]) -> List[str]:
     """Run ``check(errors, vars)`` for each host (in order) and return every message."""

@@ -17,6 +17,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import keyed_entries
+
 PROPERTIES = ("LoadState", "ActiveState", "UnitFileState")
 _NAME = re.compile(r"^[A-Za-z0-9:_.@\\-]+$")
 _RUNNING = ("active", "activating")
@@ -36,18 +38,16 @@ class Observed:
     unit_file: str
 
 
+def _bad_name(name: str) -> str | None:
+    if not _NAME.match(name) or name.startswith("-"):
+        return "name must be one systemd unit name (letters, digits, and :_.@\\-), not a pattern"
+    return None
+
+
 def check_entries(entries: list[dict]) -> list[str]:
     """Every problem of the entries at once, each naming the entry by its place and name."""
     problems: list[str] = []
-    seen: set[str] = set()
-    for index, entry in enumerate(entries):
-        name = entry.get("name") or ""
-        where = "services[%d] (%s)" % (index, name or "no name")
-        if not _NAME.match(name) or name.startswith("-"):
-            problems.append("%s: name must be one systemd unit name (letters, digits, and :_.@\\-), not a pattern" % where)
-        elif _unit(name) in seen:
-            problems.append("%s: the unit appears more than once" % where)
-        seen.add(_unit(name))
+    for where, entry in keyed_entries(entries, "services", "name", problems, _bad_name, "the unit appears more than once", _unit):
         if entry.get("state") is None and entry.get("enabled") is None:
             problems.append("%s: give state, enabled or both" % where)
     return problems

@@ -16,6 +16,7 @@ from ansible_collections.gpucluster.core.plugins.filter.slurm import (
     slurm_hostlist_expand,
 )
 from ansible_collections.gpucluster.core.plugins.module_utils._hostlist import compress, expand
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.failures import message_of
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import read_fixture
 
 
@@ -84,18 +85,12 @@ def test_real_nodename_line():
     ],
 )
 def test_errors(expr, message):
-    with pytest.raises(AnsibleFilterError) as exc:
-        slurm_hostlist_expand(expr)
-    assert str(exc.value) == message
+    assert message_of(AnsibleFilterError, slurm_hostlist_expand, expr) == message
 
 
 def test_type_errors():
-    with pytest.raises(AnsibleFilterError) as exc:
-        slurm_hostlist_compress(5)
-    assert str(exc.value) == "slurm_hostlist_compress: expected a string or a list of strings, got int"
-    with pytest.raises(AnsibleFilterError) as exc:
-        slurm_hostlist_expand(["a1", 2])
-    assert str(exc.value) == "slurm_hostlist_expand: every item must be a string, got 2"
+    assert message_of(AnsibleFilterError, slurm_hostlist_compress, 5) == "slurm_hostlist_compress: expected a string or a list of strings, got int"
+    assert message_of(AnsibleFilterError, slurm_hostlist_expand, ["a1", 2]) == "slurm_hostlist_expand: every item must be a string, got 2"
 
 
 def test_filter_module():

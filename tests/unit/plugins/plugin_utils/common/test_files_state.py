@@ -24,6 +24,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.common._files impo
     text_command,
     unsettled,
 )
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.failures import message_of
 
 SHA_HELLO = hashlib.sha1(b"hello\n").hexdigest()
 
@@ -78,9 +79,7 @@ def test_state_command_reads_a_real_tree(tmp_path):
     ("0 absent\n", 3, "the state read said nothing about path 1, 2"),
 ])
 def test_parse_state_is_strict(text, count, message):
-    with pytest.raises(FilesError) as err:
-        parse_state(text, count)
-    assert str(err.value) == message
+    assert message_of(FilesError, parse_state, text, count) == message
 
 
 FILE = Observed("file", "root", "root", "644", "0", "0", SHA_HELLO)
@@ -126,10 +125,8 @@ def test_known_state_reads_the_roles_state_strings(text, observed):
 @pytest.mark.parametrize("text", [None, 644, "root:root", "root:root:644 xyz", "root:root:rw-", "root:root:644  " + SHA_HELLO,
                                   "root root:644", "root:root:644 " + SHA_HELLO + " extra"])
 def test_known_state_refuses_other_text(text):
-    with pytest.raises(FilesError) as err:
-        known_state("/p", text)
-    assert str(err.value) == ("known[/p]: %r is not \"owner:group:mode\" (a directory), \"owner:group:mode sha1\" (a file) "
-                              "or \"\" (no path)" % (text,))
+    assert message_of(FilesError, known_state, "/p", text) == (
+        "known[/p]: %r is not \"owner:group:mode\" (a directory), \"owner:group:mode sha1\" (a file) or \"\" (no path)" % (text,))
 
 
 # The slurm role's entries and what its state read printed for them.
@@ -165,9 +162,7 @@ def test_unsettled_leaves_what_the_known_state_shows_as_asked(known, left):
 
 
 def test_unsettled_names_a_bad_known_state():
-    with pytest.raises(FilesError) as err:
-        unsettled([DIR], {"/etc/slurm": "drwxr-xr-x"})
-    assert str(err.value).startswith("known[/etc/slurm]: 'drwxr-xr-x' is not")
+    assert message_of(FilesError, unsettled, [DIR], {"/etc/slurm": "drwxr-xr-x"}).startswith("known[/etc/slurm]: 'drwxr-xr-x' is not")
 
 
 def test_content_sha1_is_what_sha1sum_prints_for_utf8():
@@ -196,9 +191,7 @@ def test_no_paths_read_nothing():
     ("@@text 0\nnot base64!\n", "the read of the files to remove printed no base64 for /a"),
 ])
 def test_a_bad_text_read_is_named(text, message):
-    with pytest.raises(FilesError) as err:
-        parse_texts(text, ["/a"])
-    assert str(err.value) == message
+    assert message_of(FilesError, parse_texts, text, ["/a"]) == message
 
 
 REMOVED = {"before": {"path": "/p", "state": "file"}, "after": {"path": "/p", "state": "absent"}}

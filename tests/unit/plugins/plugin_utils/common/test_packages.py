@@ -17,6 +17,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.common._packages i
     selection_changes,
     selections,
 )
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.failures import message_of
 
 # As dpkg-query -W --showformat='${Package}\t${Version}\t${db:Status-Abbrev}\n' prints them
 # (read on a Debian 12 node: the status abbreviation ends in a space when there is no error).
@@ -44,9 +45,7 @@ def test_parse_keeps_installed_and_held_only():
     ("bash\t5.2\tii \n\tx\tii\n", "dpkg-query line 2 is not 'name<TAB>version<TAB>status': '\\tx\\tii'"),
 ])
 def test_parse_refuses_other_shapes(text, message):
-    with pytest.raises(PackagesError) as err:
-        parse_dpkg_query(text)
-    assert str(err.value) == message
+    assert message_of(PackagesError, parse_dpkg_query, text) == message
 
 
 INSTALLED = parse_dpkg_query(LISTING)
@@ -76,9 +75,7 @@ def test_pending_specs(specs, pending):
 
 @pytest.mark.parametrize("specs", ["bash", ["bash", ""], ["bash", 3], None])
 def test_pending_specs_refuses_other_shapes(specs):
-    with pytest.raises(PackagesError) as err:
-        pending_specs(specs, INSTALLED)
-    assert str(err.value) == "name must be a list of package names or name=version specs, got %r" % (specs,)
+    assert message_of(PackagesError, pending_specs, specs, INSTALLED) == "name must be a list of package names or name=version specs, got %r" % (specs,)
 
 
 def test_dpkg_query_names_once_and_only_judged():
@@ -102,9 +99,7 @@ def test_installed_versions(text, pkg_mgr, installed):
     ("error: rpmdb open failed\n", "dnf", "rpm line 1 is not 'name<TAB>version': 'error: rpmdb open failed'"),
 ])
 def test_installed_versions_refuses_other_output(text, pkg_mgr, message):
-    with pytest.raises(PackagesError) as err:
-        installed_versions(text, pkg_mgr)
-    assert str(err.value) == message
+    assert message_of(PackagesError, installed_versions, text, pkg_mgr) == message
 
 
 def test_selections_of_the_installed_packages():
@@ -133,9 +128,7 @@ def test_selection_changes(hold, release, installed_now, changes):
     ([], ["Bash"], "release takes package names, not 'Bash'"),
 ])
 def test_selection_changes_refuses(hold, release, message):
-    with pytest.raises(PackagesError) as err:
-        selection_changes(hold, release, {}, [])
-    assert str(err.value) == message
+    assert message_of(PackagesError, selection_changes, hold, release, {}, []) == message
 
 
 def test_apt_preferences_has_one_stanza_per_pin():
@@ -160,9 +153,7 @@ def test_apt_preferences_has_one_stanza_per_pin():
     ([{"name": "cuda"}], "apt_preferences: pin 0 (cuda) has no version such as 550.54.15-1 or 550.*, got None"),
 ])
 def test_apt_preferences_refuses_bad_pins(pins, message):
-    with pytest.raises(PackagesError) as err:
-        apt_preferences(pins, "# x")
-    assert str(err.value) == message
+    assert message_of(PackagesError, apt_preferences, pins, "# x") == message
 
 
 def test_apt_pin_file_is_an_entry_or_an_absent_path():
@@ -171,6 +162,4 @@ def test_apt_pin_file_is_an_entry_or_an_absent_path():
         "dest": "/etc/apt/preferences.d/gpucluster-nvidia-driver", "content": apt_preferences(pins, "# m"),
         "owner": "root", "group": "root", "mode": "0644"}
     assert apt_pin_file([], "cuda", "# m") == {"dest": "/etc/apt/preferences.d/gpucluster-cuda", "state": "absent"}
-    with pytest.raises(PackagesError) as err:
-        apt_pin_file(pins, "../x", "# m")
-    assert str(err.value) == "apt_pin_file: the name must be lower case letters, digits and -, got '../x'"
+    assert message_of(PackagesError, apt_pin_file, pins, "../x", "# m") == "apt_pin_file: the name must be lower case letters, digits and -, got '../x'"

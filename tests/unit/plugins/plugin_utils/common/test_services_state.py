@@ -14,6 +14,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.common._services i
     parse_state,
     state_command,
 )
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.failures import message_of
 
 # A systemctl show of four units on a Debian 12 node container (systemd 252), as the command asks.
 LISTING = """LoadState=loaded
@@ -57,9 +58,7 @@ def test_parse_keeps_the_order():
     ("", 1, "the state read gave 0 units for the 1 asked"),
 ])
 def test_parse_is_strict(text, count, message):
-    with pytest.raises(ServicesError) as err:
-        parse_state(text, count)
-    assert str(err.value) == message
+    assert message_of(ServicesError, parse_state, text, count) == message
 
 
 @pytest.mark.parametrize("entry, observed, expected", [

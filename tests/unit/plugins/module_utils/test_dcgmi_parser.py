@@ -16,6 +16,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._dcgmi import (
     DcgmiError,
     parse_dcgmi_diag,
 )
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.failures import message_of
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import (
     LOCAL,
     list_fixtures,
@@ -354,9 +355,7 @@ CONNECTION = (
     ],
 )
 def test_failures(text, message):
-    with pytest.raises(DcgmiError) as exc:
-        parse_dcgmi_diag(text)
-    assert str(exc.value) == message
+    assert message_of(DcgmiError, parse_dcgmi_diag, text) == message
 
 
 def test_dcgm4_json_shape():

@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.artifacts._artifacts import (
     ArtifactsError, document, host_plan, table, validate)
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.failures import message_of
 
 DEBIAN12 = {"distribution": "Debian", "distribution_version": "12.8", "distribution_major_version": "12",
             "distribution_release": "bookworm", "os_family": "Debian", "architecture": "x86_64", "pkg_mgr": "apt"}
@@ -117,9 +118,7 @@ def test_the_reason_says_why_the_facts_were_not_gathered():
      "artifacts_host_plan: gpucluster_gpu_node must be true or false (got 'maybe')"),
 ])
 def test_host_plan_refuses_bad_input(data, message):
-    with pytest.raises(ArtifactsError) as error:
-        host_plan(data, "n1")
-    assert str(error.value) == message
+    assert message_of(ArtifactsError, host_plan, data, "n1") == message
 
 
 # ----------------------------------------------------------------------------- document
@@ -305,19 +304,13 @@ def test_hosts_that_failed_or_are_unknown_contribute_nothing():
 ])
 def test_document_refuses_a_bad_record(records, message):
     hostvars = hostvars_of(gpu1=(plan("gpu1", roles=["cuda"]), records))
-    with pytest.raises(ArtifactsError) as error:
-        document(hostvars, ["gpu1"], ["gpu1"])
-    assert str(error.value) == message
+    assert message_of(ArtifactsError, document, hostvars, ["gpu1"], ["gpu1"]) == message
 
 
 def test_document_refuses_a_plan_with_an_unknown_role_and_a_string_host_list():
     hostvars = hostvars_of(gpu1=(plan("gpu1", roles=["slurm_exporter"]), {}))
-    with pytest.raises(ArtifactsError) as error:
-        document(hostvars, ["gpu1"], ["gpu1"])
-    assert str(error.value) == "artifacts_document: host 'gpu1': unknown role 'slurm_exporter' in its plan"
-    with pytest.raises(ArtifactsError) as error:
-        document(hostvars, "gpu1", ["gpu1"])
-    assert str(error.value) == "artifacts_document: hosts and live must be lists of host names"
+    assert message_of(ArtifactsError, document, hostvars, ["gpu1"], ["gpu1"]) == "artifacts_document: host 'gpu1': unknown role 'slurm_exporter' in its plan"
+    assert message_of(ArtifactsError, document, hostvars, "gpu1", ["gpu1"]) == "artifacts_document: hosts and live must be lists of host names"
 
 
 # ----------------------------------------------------------------------------- validation
@@ -363,9 +356,7 @@ def changed(change):
      "artifacts: the document is not valid: warnings[0]: must be a non-empty string"),
 ])
 def test_validate_names_every_problem(doc, message):
-    with pytest.raises(ArtifactsError) as error:
-        validate(doc)
-    assert str(error.value) == message
+    assert message_of(ArtifactsError, validate, doc) == message
 
 
 def test_a_merged_document_is_valid():

@@ -11,6 +11,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpucluster.core.plugins.filter.slurm import FilterModule
 from ansible_collections.gpucluster.core.plugins.plugin_utils.slurm._plan import plan
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.failures import message_of
 
 # The role's vars/main.yml and Debian.yml, with the defaults of defaults/main.yml.
 DEFAULTS = {
@@ -228,9 +229,7 @@ SLURM_PLAN = FilterModule().filters()["slurm_plan"]
      "slurm_plan: the input is not of the expected shape (KeyError: 'StateSaveLocation')"),
 ])
 def test_the_filter_names_input_of_the_wrong_shape(bad, message):
-    with pytest.raises(AnsibleFilterError) as exc:
-        SLURM_PLAN(bad)
-    assert str(exc.value) == message
+    assert message_of(AnsibleFilterError, SLURM_PLAN, bad) == message
 
 
 def test_the_filter_is_the_plan():

@@ -5,17 +5,14 @@ plugins/plugin_utils/base_os/."""
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-from ansible.module_utils.parsing.convert_bool import boolean
 import re
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils.base_os._state import known_hosts_lines, node_state
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible.errors import AnsibleFilterError
+from ansible.module_utils.parsing.convert_bool import boolean
+
 from ansible_collections.gpucluster.core.plugins.plugin_utils.base_os._reported import reported
-
-
-def _known_hosts(host_keys, entries):
-    return known_hosts_lines(dict(host_keys), entries)
+from ansible_collections.gpucluster.core.plugins.plugin_utils.base_os._state import known_hosts_lines, node_state
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
 
 
 try:
@@ -24,6 +21,10 @@ try:
     HAS_NETADDR = True
 except ImportError:  # pragma: no cover - exercised only without netaddr
     HAS_NETADDR = False
+
+
+def _known_hosts(host_keys, entries):
+    return known_hosts_lines(dict(host_keys), entries)
 
 
 # What /etc/hosts and ssh_known_hosts can carry as a name: dot-separated labels of letters,
@@ -161,8 +162,10 @@ class FilterModule:
 
     def filters(self):
         return {
-            "base_os_known_hosts": as_filter("base_os_known_hosts", _known_hosts),
-            "base_os_node_state": as_filter("base_os_node_state", node_state),
+            **as_filters({
+                "base_os_known_hosts": _known_hosts,
+                "base_os_node_state": node_state,
+                "cluster_reported": reported,
+            }),
             "cluster_hosts_entries": cluster_hosts_entries,
-            "cluster_reported": as_filter("cluster_reported", reported),
         }

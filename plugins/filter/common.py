@@ -1,31 +1,30 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The filters the roles share: strict input types, package pins and checks, env files, host choice,
-the Python Kubernetes client of kubernetes.core's modules.
-
-Each filter is documented in plugins/filter/<filter>.yml."""
+"""The filters the roles share (each documented in plugins/filter/<filter>.yml): strict input types,
+package pins and checks, env files, host choice, the Python Kubernetes client of kubernetes.core's
+modules; the logic lives in plugins/plugin_utils/common/."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from ansible import constants as C
 from ansible.errors import AnsibleFilterError
 from ansible.plugins.filter.core import comment
-from collections.abc import Mapping
 
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._env_file import set_line
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import (
+    as_filters, defined_values)
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._hosts import first_host_in
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._input_rules import (
     gather, input_rule_failure, play_of, rule_hosts)
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._support import supported_os
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._env_file import set_line
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter, defined_values
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._hosts import first_host_in
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._kubernetes_client import client_plan
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._input_types import (
     input_type_errors, play_input_type_errors)
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._packages import PackagesError
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._packages import PackagesError, installed_versions
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._packages import apt_pin_file as _apt_pin_file
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._kubernetes_client import client_plan
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._packages import (
+    PackagesError, apt_pin_file as _apt_pin_file, installed_versions)
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._support import supported_os
 
 
 def apt_pin_file(pins, name):
@@ -75,12 +74,14 @@ class FilterModule:
 
     def filters(self):
         return {
+            **as_filters({
+                "env_file_line": set_line,
+                "first_host_in": first_host_in,
+                "input_type_errors": _input_type_errors,
+                "input_rule_failure": _input_rule_failure,
+                "kubernetes_client_plan": client_plan,
+                "supported_os": supported_os,
+            }),
             "apt_pin_file": apt_pin_file,
-            "env_file_line": as_filter("env_file_line", set_line),
-            "first_host_in": as_filter("first_host_in", first_host_in),
-            "input_type_errors": as_filter("input_type_errors", _input_type_errors),
             "packages_installed": packages_installed,
-            "input_rule_failure": as_filter("input_rule_failure", _input_rule_failure),
-            "kubernetes_client_plan": as_filter("kubernetes_client_plan", client_plan),
-            "supported_os": as_filter("supported_os", supported_os),
         }

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.container_toolkit._checks import (
     artifacts, failed_hosts, missing_versions, other_engine, plan)
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
 
 
 class FilterModule:
     """The container_toolkit filters."""
 
     def filters(self):
-        return {
-            "container_toolkit_missing_versions": as_filter("container_toolkit_missing_versions", missing_versions),
-            "container_toolkit_failed_hosts": as_filter("container_toolkit_failed_hosts", failed_hosts),
-            "container_toolkit_other_engine": as_filter("container_toolkit_other_engine", other_engine),
-            "container_toolkit_plan": as_filter("container_toolkit_plan", plan),
-            "container_toolkit_artifacts": as_filter("container_toolkit_artifacts", artifacts),
-        }
+        return as_filters({
+            "container_toolkit_missing_versions": missing_versions,
+            "container_toolkit_failed_hosts": failed_hosts,
+            "container_toolkit_other_engine": other_engine,
+            "container_toolkit_plan": plan,
+            "container_toolkit_artifacts": artifacts,
+        })

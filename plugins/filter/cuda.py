@@ -5,20 +5,18 @@ plugins/plugin_utils/cuda/."""
 
 from __future__ import annotations
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
-from ansible_collections.gpucluster.core.plugins.plugin_utils.cuda._rules import cudnn_entries
-from ansible_collections.gpucluster.core.plugins.plugin_utils.cuda._rules import packages
-from ansible_collections.gpucluster.core.plugins.plugin_utils.cuda._rules import unavailable
-from ansible_collections.gpucluster.core.plugins.plugin_utils.cuda._rules import verify_problems
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
+from ansible_collections.gpucluster.core.plugins.plugin_utils.cuda._rules import (
+    cudnn_entries, packages, unavailable, verify_problems)
 
 
 class FilterModule:
     """The cuda filters."""
 
     def filters(self):
-        return {
-            "cuda_packages": as_filter("cuda_packages", packages),
-            "cuda_unavailable": as_filter("cuda_unavailable", unavailable),
-            "cuda_verify_problems": as_filter("cuda_verify_problems", verify_problems),
-            "cuda_cudnn_entries": as_filter("cuda_cudnn_entries", cudnn_entries),
-        }
+        return as_filters({
+            "cuda_packages": packages,
+            "cuda_unavailable": unavailable,
+            "cuda_verify_problems": verify_problems,
+            "cuda_cudnn_entries": cudnn_entries,
+        })

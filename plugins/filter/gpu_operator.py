@@ -6,16 +6,16 @@ plugins/plugin_utils/gpu_operator/."""
 from __future__ import annotations
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.gpu_operator import _gpu_operator as g
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
 
 
 class FilterModule:
     """The gpu_operator filters."""
 
     def filters(self):
-        return {
-            "gpu_operator_nodes": as_filter("gpu_operator_nodes", g.gpu_nodes),
-            "gpu_operator_values": as_filter("gpu_operator_values", g.chart_values),
-            "gpu_operator_expected": as_filter("gpu_operator_expected", g.expected_gpus),
-            "gpu_operator_short_nodes": as_filter("gpu_operator_short_nodes", g.short_nodes),
-        }
+        return as_filters({
+            "gpu_operator_nodes": g.gpu_nodes,
+            "gpu_operator_values": g.chart_values,
+            "gpu_operator_expected": g.expected_gpus,
+            "gpu_operator_short_nodes": g.short_nodes,
+        })

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.kubernetes import _kubernetes as k
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
 
 
 def _documents(values: Mapping[str, Any], mode: str, join: Optional[Mapping[str, Any]] = None) -> List[Dict[str, Any]]:
@@ -19,12 +19,12 @@ class FilterModule:
     """The kubernetes filters."""
 
     def filters(self):
-        return {
-            "kubernetes_kubeadm_api": as_filter("kubernetes_kubeadm_api", k.kubeadm_api),
-            "kubernetes_kubeadm_documents": as_filter("kubernetes_kubeadm_documents", _documents),
-            "kubernetes_join_parts": as_filter("kubernetes_join_parts", k.join_parts),
-            "kubernetes_not_ready": as_filter("kubernetes_not_ready", k.not_ready),
-            "kubernetes_node_taints": as_filter("kubernetes_node_taints", k.node_taints),
-            "kubernetes_kubeadm_argv": as_filter("kubernetes_kubeadm_argv", k.kubeadm_argv),
-            "kubernetes_images": as_filter("kubernetes_images", k.images),
-        }
+        return as_filters({
+            "kubernetes_kubeadm_api": k.kubeadm_api,
+            "kubernetes_kubeadm_documents": _documents,
+            "kubernetes_join_parts": k.join_parts,
+            "kubernetes_not_ready": k.not_ready,
+            "kubernetes_node_taints": k.node_taints,
+            "kubernetes_kubeadm_argv": k.kubeadm_argv,
+            "kubernetes_images": k.images,
+        })

@@ -1,12 +1,11 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""playbooks/maintenance.yml's filters: its input rules and the nodes to drain.
-
-Each filter is documented in plugins/filter/<filter>.yml."""
+"""playbooks/maintenance.yml's filters (each documented in plugins/filter/<filter>.yml): its input rules
+and the nodes to drain; the logic lives in plugins/plugin_utils/validation/_checks.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._checks import maintenance_errors, maintenance_to_drain
 
 
@@ -14,7 +13,7 @@ class FilterModule:
     """The maintenance filters."""
 
     def filters(self):
-        return {
-            "maintenance_errors": as_filter("maintenance_errors", maintenance_errors),
-            "maintenance_to_drain": as_filter("maintenance_to_drain", maintenance_to_drain),
-        }
+        return as_filters({
+            "maintenance_errors": maintenance_errors,
+            "maintenance_to_drain": maintenance_to_drain,
+        })

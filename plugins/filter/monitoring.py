@@ -5,7 +5,7 @@ plugins/plugin_utils/monitoring/."""
 
 from __future__ import annotations
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
 from ansible_collections.gpucluster.core.plugins.plugin_utils.monitoring._monitoring import (
     alertmanager_peers, artifacts, counters_csv, dashboard_queries, dcgm_repo_errors, host_plan, per_host, pinned_packages,
     scrape_configs, service_flags, stale_services)
@@ -27,15 +27,15 @@ class FilterModule:
     """The monitoring filters."""
 
     def filters(self):
-        return {
-            "monitoring_dcgm_repo_errors": as_filter("monitoring_dcgm_repo_errors", dcgm_repo_errors),
-            "monitoring_scrape_configs": as_filter("monitoring_scrape_configs", _monitoring_scrape_configs),
-            "monitoring_counters_csv": as_filter("monitoring_counters_csv", counters_csv),
-            "monitoring_alertmanager_peers": as_filter("monitoring_alertmanager_peers", _monitoring_alertmanager_peers),
-            "monitoring_dashboard_queries": as_filter("monitoring_dashboard_queries", dashboard_queries),
-            "monitoring_pinned_packages": as_filter("monitoring_pinned_packages", pinned_packages),
-            "monitoring_plan": as_filter("monitoring_plan", host_plan),
-            "monitoring_service_flags": as_filter("monitoring_service_flags", service_flags),
-            "monitoring_stale_services": as_filter("monitoring_stale_services", stale_services),
-            "monitoring_artifacts": as_filter("monitoring_artifacts", artifacts),
-        }
+        return as_filters({
+            "monitoring_dcgm_repo_errors": dcgm_repo_errors,
+            "monitoring_scrape_configs": _monitoring_scrape_configs,
+            "monitoring_counters_csv": counters_csv,
+            "monitoring_alertmanager_peers": _monitoring_alertmanager_peers,
+            "monitoring_dashboard_queries": dashboard_queries,
+            "monitoring_pinned_packages": pinned_packages,
+            "monitoring_plan": host_plan,
+            "monitoring_service_flags": service_flags,
+            "monitoring_stale_services": stale_services,
+            "monitoring_artifacts": artifacts,
+        })

@@ -13,7 +13,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._gpu_arch import (
     architecture,
     kernel_module_flavour,
 )
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
 from ansible_collections.gpucluster.core.plugins.plugin_utils.nvidia_driver._plan import artifacts, device_ids
 from ansible_collections.gpucluster.core.plugins.plugin_utils.nvidia_driver._reboot import reboot_reasons
 from ansible_collections.gpucluster.core.plugins.plugin_utils.nvidia_driver._repo import cuda_repo_path
@@ -42,10 +42,12 @@ class FilterModule:
 
     def filters(self):
         return {
+            **as_filters({
+                "nvidia_cuda_repo_path": cuda_repo_path,
+                "nvidia_driver_reboot_reasons": reboot_reasons,
+                "nvidia_driver_device_ids": device_ids,
+                "nvidia_driver_artifacts": artifacts,
+            }),
             "nvidia_gpu_architecture": nvidia_gpu_architecture,
             "nvidia_kernel_modules": nvidia_kernel_modules,
-            "nvidia_cuda_repo_path": as_filter("nvidia_cuda_repo_path", cuda_repo_path),
-            "nvidia_driver_reboot_reasons": as_filter("nvidia_driver_reboot_reasons", reboot_reasons),
-            "nvidia_driver_device_ids": as_filter("nvidia_driver_device_ids", device_ids),
-            "nvidia_driver_artifacts": as_filter("nvidia_driver_artifacts", artifacts),
         }

@@ -5,7 +5,7 @@ plugins/plugin_utils/ofed/."""
 
 from __future__ import annotations
 
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
 from ansible_collections.gpucluster.core.plugins.plugin_utils.ofed._state import (
     artifacts, kernel_report, nccl_conf_lines, nccl_settings, port_problem, source_names,
 )
@@ -21,10 +21,10 @@ class FilterModule:
     """The ofed filters."""
 
     def filters(self):
-        return {
-            "ofed_port_problem": as_filter("ofed_port_problem", port_problem),
-            "ofed_nccl_conf": as_filter("ofed_nccl_conf", _nccl_conf),
-            "ofed_kernel_report": as_filter("ofed_kernel_report", kernel_report),
-            "ofed_source_names": as_filter("ofed_source_names", source_names),
-            "ofed_artifacts": as_filter("ofed_artifacts", artifacts),
-        }
+        return as_filters({
+            "ofed_port_problem": port_problem,
+            "ofed_nccl_conf": _nccl_conf,
+            "ofed_kernel_report": kernel_report,
+            "ofed_source_names": source_names,
+            "ofed_artifacts": artifacts,
+        })

@@ -14,7 +14,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._hostlist import (
     compress,
     expand,
 )
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
 from ansible_collections.gpucluster.core.plugins.plugin_utils.slurm._nodes import node_definition, node_lines, restart_changes
 from ansible_collections.gpucluster.core.plugins.plugin_utils.slurm._plan import plan
 
@@ -69,10 +69,12 @@ class FilterModule:
 
     def filters(self):
         return {
+            **as_filters({
+                "slurm_plan": plan,
+                "slurm_node_definition": node_definition,
+                "slurm_nodes": _slurm_nodes,
+                "slurm_restart_changes": restart_changes,
+            }),
             "slurm_hostlist_expand": slurm_hostlist_expand,
             "slurm_hostlist_compress": slurm_hostlist_compress,
-            "slurm_plan": as_filter("slurm_plan", plan),
-            "slurm_node_definition": as_filter("slurm_node_definition", node_definition),
-            "slurm_nodes": as_filter("slurm_nodes", _slurm_nodes),
-            "slurm_restart_changes": as_filter("slurm_restart_changes", restart_changes),
         }

@@ -6,13 +6,13 @@ plugins/plugin_utils/training_operator/."""
 from __future__ import annotations
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.training_operator import _training as t
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
 
 
 class FilterModule:
     """The training_operator filters."""
 
     def filters(self):
-        return {
-            "training_operator_job_manifest": as_filter("training_operator_job_manifest", t.job_manifest),
-        }
+        return as_filters({
+            "training_operator_job_manifest": t.job_manifest,
+        })

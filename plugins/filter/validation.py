@@ -11,20 +11,13 @@ from ansible_collections.gpucluster.core.plugins.module_utils._dcgmi import Dcgm
 from ansible_collections.gpucluster.core.plugins.module_utils._nccl_tests import NcclTestsError, parse_nccl_tests
 from ansible_collections.gpucluster.core.plugins.module_utils._nvidia_smi import NvidiaSmiError, parse_list
 from ansible_collections.gpucluster.core.plugins.module_utils._perftest import PerftestError, parse_perftest
-from ansible_collections.gpucluster.core.plugins.plugin_utils.validation import _checks as vchecks
-from ansible_collections.gpucluster.core.plugins.plugin_utils.validation import _fabric as vfabric
-from ansible_collections.gpucluster.core.plugins.plugin_utils.validation import _jobs as vjobs
-from ansible_collections.gpucluster.core.plugins.plugin_utils.validation import _plan as vplan
-from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filter
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import as_filters
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
-from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._rules import node_settings
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation import (
+    _checks as vchecks, _fabric as vfabric, _jobs as vjobs, _plan as vplan)
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._report import (
-    compare_baseline,
-    document,
-    render_html,
-    render_markdown,
-    summary_lines,
-)
+    compare_baseline, document, render_html, render_markdown, summary_lines)
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._rules import node_settings
 
 
 def _expected(values: Mapping[str, Any], host: str, groups: Sequence[str], gpu_node: bool,
@@ -358,32 +351,32 @@ class FilterModule:
     """The validation filters."""
 
     def filters(self):
-        return {
-            "validation_expected": as_filter("validation_expected", _expected),
-            "validation_scontrol_nodes": as_filter("validation_scontrol_nodes", vplan.parse_scontrol_nodes),
-            "validation_kubernetes_nodes": as_filter("validation_kubernetes_nodes", _kubernetes_nodes),
-            "validation_not_responding": as_filter("validation_not_responding", vplan.not_responding),
-            "validation_bench_runs": as_filter("validation_bench_runs", _bench_runs),
-            "validation_bench_recorded": as_filter("validation_bench_recorded", _bench_recorded),
-            "validation_job_nodes": as_filter("validation_job_nodes", _job_nodes),
-            "validation_fabric_remix": as_filter("validation_fabric_remix", _fabric_remix),
-            "validation_fabric_rounds": as_filter("validation_fabric_rounds", vfabric.fabric_rounds),
-            "validation_ib_pair_args": as_filter("validation_ib_pair_args", _ib_pair_args),
-            "validation_resumable": as_filter("validation_resumable", _resumable),
-            "validation_gpu_pod_plan": as_filter("validation_gpu_pod_plan", _gpu_pod_plan),
-            "validation_gpu_pods_waiting": as_filter("validation_gpu_pods_waiting", vjobs.gpu_pods_waiting),
-            "validation_ddp_job_plan": as_filter("validation_ddp_job_plan", _ddp_job_plan),
-            "validation_ddp_job_state": as_filter("validation_ddp_job_state", _ddp_job_state),
-            "validation_apply_errors": as_filter("validation_apply_errors", _apply_errors),
-            "validation_ddp_job_result": as_filter("validation_ddp_job_result", _ddp_job_result),
-            "validation_jobs": as_filter("validation_jobs", _jobs),
-            "validation_document": as_filter("validation_document", _document),
-            "validation_report": as_filter("validation_report", _report),
-            "validation_checks_by_name": as_filter("validation_checks_by_name", _checks_by_name),
-            "validation_failed_actions": as_filter("validation_failed_actions", vchecks.failed_actions),
-            "validation_host_plan": as_filter("validation_host_plan", vplan.host_plan),
-            "validation_checks_run": as_filter("validation_checks_run", vplan.checks_run),
-            "validation_kubernetes_view": as_filter("validation_kubernetes_view", _kubernetes_view),
-            "validation_bench_round": as_filter("validation_bench_round", _bench_round),
-            "validation_cordon_patch": as_filter("validation_cordon_patch", vchecks.cordon_patch),
-        }
+        return as_filters({
+            "validation_expected": _expected,
+            "validation_scontrol_nodes": vplan.parse_scontrol_nodes,
+            "validation_kubernetes_nodes": _kubernetes_nodes,
+            "validation_not_responding": vplan.not_responding,
+            "validation_bench_runs": _bench_runs,
+            "validation_bench_recorded": _bench_recorded,
+            "validation_job_nodes": _job_nodes,
+            "validation_fabric_remix": _fabric_remix,
+            "validation_fabric_rounds": vfabric.fabric_rounds,
+            "validation_ib_pair_args": _ib_pair_args,
+            "validation_resumable": _resumable,
+            "validation_gpu_pod_plan": _gpu_pod_plan,
+            "validation_gpu_pods_waiting": vjobs.gpu_pods_waiting,
+            "validation_ddp_job_plan": _ddp_job_plan,
+            "validation_ddp_job_state": _ddp_job_state,
+            "validation_apply_errors": _apply_errors,
+            "validation_ddp_job_result": _ddp_job_result,
+            "validation_jobs": _jobs,
+            "validation_document": _document,
+            "validation_report": _report,
+            "validation_checks_by_name": _checks_by_name,
+            "validation_failed_actions": vchecks.failed_actions,
+            "validation_host_plan": vplan.host_plan,
+            "validation_checks_run": vplan.checks_run,
+            "validation_kubernetes_view": _kubernetes_view,
+            "validation_bench_round": _bench_round,
+            "validation_cordon_patch": vchecks.cordon_patch,
+        })

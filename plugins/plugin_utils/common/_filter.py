@@ -35,6 +35,11 @@ def as_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def as_filters(funcs: Mapping[str, Callable[..., Any]]) -> Dict[str, Callable[..., Any]]:
+    """A FilterModule's filters: each function of ``funcs`` as the filter of its name (as_filter)."""
+    return {name: as_filter(name, func) for name, func in funcs.items()}
+
+
 def defined_values(values: Mapping[str, Any], names: Iterable[str]) -> Dict[str, Any]:
     """A host's values of ``names`` (from ``hostvars``) that it has and that can be templated: a
     value that needs facts the host never gave (it failed or was unreachable before gathering

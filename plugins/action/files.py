@@ -23,15 +23,11 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.common._files impo
 
 
 class ActionModule(ReadFirstAction):
-    TRANSFERS_FILES = False
-
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result, args = self._start(tmp, task_vars, ARGUMENT_SPEC)
         entries = [normalize_entry(item) for item in args["files"]]
-        problems = check_entries(entries)
-        if problems:
-            raise AnsibleActionFail("gpucluster.core.files: " + "; ".join(problems))
+        self._refuse("gpucluster.core.files", check_entries(entries))
         entries = [self._rendered(entry, task_vars) for entry in entries]
         try:
             entries = unsettled(entries, args.get("known"))

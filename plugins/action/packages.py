@@ -45,8 +45,6 @@ _TEXTS = "@@texts"
 
 
 class ActionModule(ReadFirstAction):
-    TRANSFERS_FILES = False
-
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result, args = self._start(tmp, task_vars, ARGUMENT_SPEC)
@@ -57,9 +55,7 @@ class ActionModule(ReadFirstAction):
                                     % task_vars.get("inventory_hostname"))
         specs = args["name"]
         entries = [normalize_entry(item) for item in args["files"]]
-        problems = check_entries(entries)
-        if problems:
-            raise AnsibleActionFail("gpucluster.core.packages: " + "; ".join(problems))
+        self._refuse("gpucluster.core.packages", check_entries(entries))
         apt = pkg_mgr == "apt"
         try:
             if apt:

@@ -21,15 +21,11 @@ _MODULE = "ansible.legacy.systemd_service"
 
 
 class ActionModule(ReadFirstAction):
-    TRANSFERS_FILES = False
-
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result, args = self._start(tmp, task_vars, ARGUMENT_SPEC)
         entries = [{key: value for key, value in item.items() if value is not None} for item in args["services"]]
-        problems = check_entries(entries)
-        if problems:
-            raise AnsibleActionFail("gpucluster.core.services: " + "; ".join(problems))
+        self._refuse("gpucluster.core.services", check_entries(entries))
         if args["daemon_reload"]:
             outcome = self._execute_module(module_name=_MODULE, module_args={"daemon_reload": True}, task_vars=task_vars)
             if outcome.get("failed"):

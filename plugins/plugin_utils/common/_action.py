@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._files import Observed, differs
 
@@ -16,6 +17,7 @@ _ATTRIBUTES = ("owner", "group", "mode")
 
 
 class ReadFirstAction(ActionBase):
+    TRANSFERS_FILES = False
     _requires_connection = True
     _supports_check_mode = True
     _supports_async = False
@@ -25,6 +27,12 @@ class ReadFirstAction(ActionBase):
         result = super().run(tmp, task_vars)
         _validation, args = self.validate_argument_spec(argument_spec=argument_spec)
         return result, args
+
+    @staticmethod
+    def _refuse(module: str, problems: list[str]) -> None:
+        """Fails the task with every problem of its entries, ``<module>: <problem>; <problem>...``."""
+        if problems:
+            raise AnsibleActionFail("%s: %s" % (module, "; ".join(problems)))
 
     def _run_shell(self, command: str, what: str, error: type[Exception], ok_rcs: Iterable[int] = (0,)) -> str:
         """The standard output of a shell command on the node (no module: the reads run in check

@@ -8,6 +8,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpucluster.core.plugins.filter.container_toolkit import FilterModule
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.failures import message_of
 
 FILTERS = FilterModule().filters()
 container_toolkit_missing_versions = FILTERS["container_toolkit_missing_versions"]
@@ -40,9 +41,7 @@ def test_failed_hosts():
      "container_toolkit_failed_hosts: the input is not of the expected shape (KeyError: 'gpu09')"),
 ])
 def test_bad_input(call, message):
-    with pytest.raises(AnsibleFilterError) as exc:
-        call()
-    assert str(exc.value) == message
+    assert message_of(AnsibleFilterError, call) == message
 
 
 @pytest.mark.parametrize("name, args, message", [
@@ -52,6 +51,4 @@ def test_bad_input(call, message):
      "container_toolkit_other_engine: the input is not of the expected shape (KeyError: 'docker')"),
 ])
 def test_plans_turn_bad_input_into_filter_errors(name, args, message):
-    with pytest.raises(AnsibleFilterError) as exc:
-        FILTERS[name](*args)
-    assert str(exc.value) == message
+    assert message_of(AnsibleFilterError, FILTERS[name], *args) == message

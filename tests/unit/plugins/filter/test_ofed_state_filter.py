@@ -8,6 +8,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpucluster.core.plugins.filter.ofed import FilterModule
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.failures import message_of
 
 FILTERS = FilterModule().filters()
 ofed_port_problem = FILTERS["ofed_port_problem"]
@@ -54,9 +55,7 @@ def test_kernel_report():
      "ofed_kernel_report: the input is not of the expected shape (KeyError: 'path')"),
 ])
 def test_bad_input(call, message):
-    with pytest.raises(AnsibleFilterError) as exc:
-        call()
-    assert str(exc.value) == message
+    assert message_of(AnsibleFilterError, call) == message
 
 
 @pytest.mark.parametrize("name, given, message", [
@@ -66,6 +65,4 @@ def test_bad_input(call, message):
      "ofed_artifacts: the input is not of the expected shape (KeyError: 'inbox_install')"),
 ])
 def test_plans_turn_bad_input_into_filter_errors(name, given, message):
-    with pytest.raises(AnsibleFilterError) as exc:
-        FILTERS[name](given)
-    assert str(exc.value) == message
+    assert message_of(AnsibleFilterError, FILTERS[name], given) == message

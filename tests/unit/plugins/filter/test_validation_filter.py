@@ -6,6 +6,7 @@ adapters an ib_write_bw pair runs on (from real ibstat captures)."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -14,20 +15,8 @@ from ansible_collections.gpucluster.core.plugins.filter.validation import Filter
 from ansible_collections.gpucluster.core.plugins.module_utils._ibstat import parse_ibstat, summarize
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import read_fixture
 
-FILTERS = FilterModule().filters()
-fabric_remix = FILTERS["validation_fabric_remix"]
-fabric_rounds = FILTERS["validation_fabric_rounds"]
-ib_pair_args = FILTERS["validation_ib_pair_args"]
-bench_runs = FILTERS["validation_bench_runs"]
-bench_round = FILTERS["validation_bench_round"]
-kubernetes_view = FILTERS["validation_kubernetes_view"]
-not_responding = FILTERS["validation_not_responding"]
-jobs = FILTERS["validation_jobs"]
-gpu_pod_plan = FILTERS["validation_gpu_pod_plan"]
-gpu_pods_waiting = FILTERS["validation_gpu_pods_waiting"]
-ddp_job_plan = FILTERS["validation_ddp_job_plan"]
-ddp_job_state = FILTERS["validation_ddp_job_state"]
-ddp_job_result = FILTERS["validation_ddp_job_result"]
+# Each validation filter by its name less the prefix: V.fabric_remix is validation_fabric_remix.
+V = SimpleNamespace(**{name[len("validation_"):]: func for name, func in FilterModule().filters().items()})
 
 
 def ibstat(name):
@@ -51,26 +40,26 @@ def result(hosts, status, check, recorded=False):
     ([], {}),
 ])
 def test_fabric_remix(results, want):
-    assert fabric_remix(results) == want
+    assert V.fabric_remix(results) == want
 
 
 def test_fabric_rounds_is_wired():
     first = [result(["g1", "g2"], "fail", "ib_write_bw")]
-    assert fabric_rounds(first, []) == [dict(first[0], round=1)]
+    assert V.fabric_rounds(first, []) == [dict(first[0], round=1)]
 
 
 def test_ib_pair_args():
     hardware = {"g1": {"ibstat": ibstat("h100-12x-roce-ethernet-cx7-400g-cx6dx-100g-all-active.txt")},
                 "g2": {"ibstat": None}}
     # g2 shows no HCA: perftest's default adapter there
-    assert ib_pair_args(["g1", "g2"], hardware) == ["--server", "g1", "--device", "g1=mlx5_0"]
-    assert ib_pair_args(["g2", "g1"], hardware) == ["--server", "g2", "--device", "g1=mlx5_0"]
-    assert ib_pair_args(["g3", "g2"], {}) == ["--server", "g3"]
+    assert V.ib_pair_args(["g1", "g2"], hardware) == ["--server", "g1", "--device", "g1=mlx5_0"]
+    assert V.ib_pair_args(["g2", "g1"], hardware) == ["--server", "g2", "--device", "g1=mlx5_0"]
+    assert V.ib_pair_args(["g3", "g2"], {}) == ["--server", "g3"]
 
 
 def test_bad_input_is_a_filter_error():
     with pytest.raises(AnsibleFilterError, match="validation_fabric_remix"):
-        fabric_remix([{"hosts": ["g1"]}])
+        V.fabric_remix([{"hosts": ["g1"]}])
 
 
 def gpu_job(host, dcgmi):
@@ -88,12 +77,12 @@ def test_jobs_judge_the_dcgmi_runs_inside_the_gpu_jobs():
         gpu_job("g4", {"level": 1, "path": "/usr/bin/dcgmi", "rc": 1, "output": "no table here\n"}),
         gpu_job("g5", None),
     ]}
-    got = [(j["check"], j["hosts"], j["status"]) for j in jobs(report, {})]
+    got = [(j["check"], j["hosts"], j["status"]) for j in V.jobs(report, {})]
     assert got == [("slurm_gpu_job", ["g%d" % n], "pass") for n in range(1, 6)] + [
         ("dcgm_diag", ["g1"], "pass"), ("dcgm_diag", ["g2"], "fail"), ("dcgm_diag", ["g3"], "skip"),
         ("dcgm_diag", ["g4"], "fail")]
-    assert jobs(report, {})[8]["message"].startswith("dcgmi diag: ")
-    assert jobs(report, {})[8]["message"].endswith("(exit 1)")
+    assert V.jobs(report, {})[8]["message"].startswith("dcgmi diag: ")
+    assert V.jobs(report, {})[8]["message"].endswith("(exit 1)")
 
 
 def test_bench_runs_judge_ib_write_bw_against_the_slower_nodes_fastest_port():
@@ -102,11 +91,11 @@ def test_bench_runs_judge_ib_write_bw_against_the_slower_nodes_fastest_port():
                 "g2": {"ibstat": ibstat("ibstatus-azure-a100-9x-hdr-200g.txt")}}
     run = {"item": ["g1", "g2"], "rc": 0, "stdout": read_fixture("perftest", "cns-ib-write-bw-roce-all-sizes-gbits-client.txt")}
     settings = {"validation_nccl_inter_fraction": 0.9, "validation_ib_bw_fraction": 0.9}
-    got = bench_runs([run], "ib_write_bw", hardware, settings)[0]
+    got = V.bench_runs([run], "ib_write_bw", hardware, settings)[0]
     assert (got["status"], got["measured"], got["expected"], got["source"], got["message"]) == (
         "fail", 52.52, 180.0, "0.90 x 200 Gb/s port rate (ibstat)", "52.52 Gb/s measured, >= 180 expected")
     # no ibstat known for either node: nothing to compare with
-    assert bench_runs([run], "ib_write_bw", {}, settings)[0]["status"] == "warn"
+    assert V.bench_runs([run], "ib_write_bw", {}, settings)[0]["status"] == "warn"
 
 
 BENCH_SETTINGS = {"validation_nccl_inter_fraction": 0.9, "validation_ib_bw_fraction": 0.9}
@@ -131,16 +120,16 @@ def test_bench_round_judges_each_checks_runs_that_have_an_output():
         {"item": ["g2", "g1"], "rc": 1, "stdout": "", "stderr": SRUN_REFUSED},
         {"item": ["g3", "g4"], "rc": 2, "failed": True, "msg": "[Errno 2] No such file or directory: b'srun'"},
         {"item": ["g5", "g6"], "skipped": True, "changed": False}]}
-    got = bench_round({"nccl_all_reduce": nccl, "ib_write_bw": ib}, bench_hardware(), BENCH_SETTINGS)
+    got = V.bench_round({"nccl_all_reduce": nccl, "ib_write_bw": ib}, bench_hardware(), BENCH_SETTINGS)
     assert [(r["check"], r["hosts"], r["status"], r["measured"], r["message"]) for r in got] == [
         ("nccl_all_reduce", ["g1", "g2"], "pass", 487.09, "487.09 GB/s measured, >= 22.5 expected"),
         ("ib_write_bw", ["g1", "g2"], "fail", 52.52, "52.52 Gb/s measured, >= 180 expected"),
         ("ib_write_bw", ["g2", "g1"], "fail", None, "exited 1: " + SRUN_REFUSED),
     ]
     # the same as judging each check's runs with an output on its own, in the order given
-    assert got == (bench_runs(nccl["results"], "nccl_all_reduce", bench_hardware(), BENCH_SETTINGS)
-                   + bench_runs(ib["results"][:2], "ib_write_bw", bench_hardware(), BENCH_SETTINGS))
-    reversed_order = bench_round({"ib_write_bw": ib, "nccl_all_reduce": nccl}, bench_hardware(), BENCH_SETTINGS)
+    assert got == (V.bench_runs(nccl["results"], "nccl_all_reduce", bench_hardware(), BENCH_SETTINGS)
+                   + V.bench_runs(ib["results"][:2], "ib_write_bw", bench_hardware(), BENCH_SETTINGS))
+    reversed_order = V.bench_round({"ib_write_bw": ib, "nccl_all_reduce": nccl}, bench_hardware(), BENCH_SETTINGS)
     assert [r["check"] for r in reversed_order] == ["ib_write_bw", "ib_write_bw", "nccl_all_reduce"]
 
 
@@ -152,13 +141,13 @@ def test_bench_round_judges_each_checks_runs_that_have_an_output():
     {},
 ])
 def test_bench_round_without_runs(rounds):
-    assert bench_round(rounds, bench_hardware(), BENCH_SETTINGS) == []
+    assert V.bench_round(rounds, bench_hardware(), BENCH_SETTINGS) == []
 
 
 def test_bench_round_of_an_unknown_check_is_a_filter_error():
     run = {"item": ["g1", "g2"], "rc": 0, "stdout": "x"}
     with pytest.raises(AnsibleFilterError, match="^validation_bench: unknown check 'alltoall'"):
-        bench_round({"alltoall": {"results": [run]}}, {}, BENCH_SETTINGS)
+        V.bench_round({"alltoall": {"results": [run]}}, {}, BENCH_SETTINGS)
 
 
 def test_kubernetes_view_names_the_nodes_as_the_hosts_say():
@@ -166,38 +155,37 @@ def test_kubernetes_view_names_the_nodes_as_the_hosts_say():
     Kubernetes does not know (head) is left out."""
     read = {"changed": False, "api_found": True, "resources": json.loads(KUBE_NODES)["items"], "failed": False}
     hostvars = {"gpu01": {"kubernetes_node_name": "gpu01.k8s.lan"}, "gpu02": {}, "gpu03": {}, "head": {}}
-    view = kubernetes_view(read, "cp1", hostvars, ["gpu01", "gpu02", "gpu03", "head"], KUBE_MARK)
+    view = V.kubernetes_view(read, "cp1", hostvars, ["gpu01", "gpu02", "gpu03", "head"], KUBE_MARK)
     assert view == {"read": "cp1", "nodes": {
         "gpu01": {"node": "gpu01.k8s.lan", "unschedulable": False, "mark": None, "stale": False, "devices": {}},
         "gpu02": {"node": "gpu02", "unschedulable": True, "mark": "gpucluster-validation: gpu_count", "stale": False,
                   "devices": {}},
         "gpu03": {"node": "gpu03", "unschedulable": True, "mark": None, "stale": False, "devices": {}}}}
     # kubectl's JSON of the same nodes (the scenarios read them so) gives the same view
-    assert view["nodes"] == FILTERS["validation_kubernetes_nodes"](KUBE_NODES, hostvars, ["gpu01", "gpu02", "gpu03", "head"],
-                                                                   KUBE_MARK)
-    assert view["nodes"] == FILTERS["validation_kubernetes_nodes"](read, hostvars, ["gpu01", "gpu02", "gpu03", "head"], KUBE_MARK)
+    assert view["nodes"] == V.kubernetes_nodes(KUBE_NODES, hostvars, ["gpu01", "gpu02", "gpu03", "head"], KUBE_MARK)
+    assert view["nodes"] == V.kubernetes_nodes(read, hostvars, ["gpu01", "gpu02", "gpu03", "head"], KUBE_MARK)
 
 
 def test_kubernetes_view_bad_output_is_a_filter_error():
     read = {"changed": False, "resources": [{"kind": "Status"}], "failed": False}
     with pytest.raises(AnsibleFilterError, match="^kubectl get nodes: item 0 has no metadata.name"):
-        kubernetes_view(read, "cp1", {}, ["cp1"], KUBE_MARK)
+        V.kubernetes_view(read, "cp1", {}, ["cp1"], KUBE_MARK)
 
 
 def test_plan_filters_are_wired():
-    assert FILTERS["validation_host_plan"]("gpu01", ["active"], "head", ["gpu01"], False, "") == {
+    assert V.host_plan("gpu01", ["active"], "head", ["gpu01"], False, "") == {
         "active": True, "programs": [], "ddp": False, "fabric_tools": True}
-    assert FILTERS["validation_checks_run"](["passive"], "", "", "slurm_controller", "k8s_control_plane") == {
+    assert V.checks_run(["passive"], "", "", "slurm_controller", "k8s_control_plane") == {
         "run": ["passive"], "not_run": {}}
     # keyword arguments, as the tasks pass them
-    assert FILTERS["validation_cordon_patch"]("m", cordon=True, reason="r") == (
+    assert V.cordon_patch("m", cordon=True, reason="r") == (
         {"spec": {"unschedulable": True}, "metadata": {"annotations": {"m": "r"}}})
-    assert FILTERS["validation_cordon_patch"]("m", cordon=False) == (
+    assert V.cordon_patch("m", cordon=False) == (
         {"spec": {"unschedulable": False}, "metadata": {"annotations": {"m": None}}})
 
 
 def test_not_responding_is_wired():
-    assert not_responding({"g1": {"flags": ["NOT_RESPONDING"]}, "g2": {"flags": []}}, ["g1", "g2"]) == ["g1"]
+    assert V.not_responding({"g1": {"flags": ["NOT_RESPONDING"]}, "g2": {"flags": []}}, ["g1", "g2"]) == ["g1"]
 
 
 # Kubernetes' view through the filters: node names from kubernetes_node_name, the document's
@@ -219,12 +207,12 @@ def passive(status, check="gpu_count"):
 
 
 def test_document_cordons_in_kubernetes_beside_slurms_drain():
-    view = FILTERS["validation_kubernetes_nodes"](
+    view = V.kubernetes_nodes(
         KUBE_NODES, {"gpu01": {"kubernetes_node_name": "gpu01.k8s.lan"}, "gpu02": {}, "gpu03": {}, "head": {}},
         ["gpu01", "gpu02", "gpu03", "head"], KUBE_MARK)
     assert sorted(view) == ["gpu01", "gpu02", "gpu03"]
-    slurm = FILTERS["validation_scontrol_nodes"]("NodeName=gpu01 State=IDLE\nNodeName=head State=IDLE\n")
-    doc = FILTERS["validation_document"](
+    slurm = V.scontrol_nodes("NodeName=gpu01 State=IDLE\nNodeName=head State=IDLE\n")
+    doc = V.document(
         {"id": "r1", "started": "2026-11-26T08:00:00Z", "finished": "2026-11-26T08:01:00Z", "checks_run": ["passive"],
          "policy": "drain", "controller": "head", "baseline": None, "kubernetes": "cp1"},
         {"gpu01": passive("fail", "xid"), "gpu02": passive("pass"), "gpu03": passive("fail"), "head": passive("pass")},
@@ -237,19 +225,19 @@ def test_document_cordons_in_kubernetes_beside_slurms_drain():
                                           "reason": "gpucluster-validation: gpu_count", "unmark": True}
     assert by_host["gpu03"]["cordon"]["kind"] == "kept cordoned (admin)"
     assert by_host["head"]["cordon"] is None
-    summary = FILTERS["validation_report"](doc, "summary")
+    summary = V.report(doc, "summary")
     assert summary[1:] == ["gpu01 FAIL [drained; cordoned] - xid: xid fail", "gpu02 PASS [uncordoned]",
                            "gpu03 FAIL [kept cordoned (admin)] - gpu_count: gpu_count fail"]
-    markdown = FILTERS["validation_report"](doc, "markdown")
+    markdown = V.report(doc, "markdown")
     assert "| gpu01 | FAIL | drained (gpucluster-validation: xid); cordoned (gpucluster-validation: xid) |" in markdown
     assert "- Kubernetes: cp1\n" in markdown
-    html = FILTERS["validation_report"](doc, "html")
+    html = V.report(doc, "html")
     assert "kept cordoned (admin) (gpucluster-validation: gpu_count)" in html
 
 
 def test_kubernetes_nodes_bad_output_is_a_filter_error():
     with pytest.raises(AnsibleFilterError) as exc:
-        FILTERS["validation_kubernetes_nodes"]("The connection to the server was refused", {}, ["cp1"], KUBE_MARK)
+        V.kubernetes_nodes("The connection to the server was refused", {}, ["cp1"], KUBE_MARK)
     assert "kubectl get nodes: the output is not JSON" in str(exc.value)
 
 
@@ -287,25 +275,25 @@ def test_gpu_pods_through_the_filters():
     view = {"gpu01": {"node": "gpu01", "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}},
             "gpu02": {"node": "gpu02", "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}}}
     all_pods = pods_read("kubectl-get-pods-all-namespaces-gpu-held-v1.20.2.json")
-    plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, all_pods, POD_SETTINGS)
+    plan = V.gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, all_pods, POD_SETTINGS)
     # train-0 holds 2 of gpu01's GPUs in that capture
     assert list(plan["pods"]) == ["gpu02"] and [r["hosts"] for r in plan["skipped"]] == [["gpu01"]]
-    plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, {"changed": False, "api_found": True, "resources": []}, POD_SETTINGS)
+    plan = V.gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, {"changed": False, "api_found": True, "resources": []}, POD_SETTINGS)
     assert list(plan["pods"]) == ["gpu01", "gpu02"]
     pods = pods_read("kubectl-get-pods-validation-states-v1.20.2.json", attempts=4)
-    assert gpu_pods_waiting(pods, ["gpucluster-validation-gpu-gpu01"], 3.0) == []
+    assert V.gpu_pods_waiting(pods, ["gpucluster-validation-gpu-gpu01"], 3.0) == []
     run = {"plan": {"pods": {"gpu01": plan["pods"]["gpu01"]}, "skipped": []},
            "created": applied(None), "pods": pods, "settings": POD_SETTINGS,
            "logs": {"results": [{"item": "gpucluster-validation-gpu-gpu01", "changed": False, "log": GPU01_LOG,
                                  "log_lines": GPU01_LOG.split("\n")},
                                 {"item": "gpucluster-validation-gpu-gpu02", "skipped": True}]}}
     hardware = {host: values["__validation_health"]["hardware"] for host, values in hostvars.items()}
-    (result,) = jobs({}, {}, hardware, run)
+    (result,) = V.jobs({}, {}, hardware, run)
     assert (result["check"], result["status"], result["measured"], result["message"]) == (
         "kubernetes_gpu_pod", "pass", 8, "the pod saw the node's 8 GPUs")
     # the same log read as no list: nvidia-smi's own words are reported
     run["logs"]["results"][0]["log"] = read_fixture("kubernetes", "kubectl-logs-gpu-check-no-gpu-v1.20.2.txt")
-    (result,) = jobs({}, {}, hardware, run)
+    (result,) = V.jobs({}, {}, hardware, run)
     assert (result["status"], result["message"]) == (
         "fail", "nvidia-smi -L in the pod printed no GPU list (nvidia-smi -L: line 1 is not a GPU or MIG device line: "
                 "'No devices were found'): No devices were found")
@@ -321,13 +309,13 @@ def test_gpu_pods_when_the_read_fails(read, why):
     """A failed read warns the nodes it concerns; it never stops the run (the verdict and node actions follow)."""
     hostvars = {"gpu01": {"__validation_health": {"verdict": "pass", "hardware": {"gpu_count": 8}}}}
     view = {"gpu01": {"node": "gpu01", "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}}}
-    plan = gpu_pod_plan(["gpu01"], hostvars, view, read, POD_SETTINGS)
+    plan = V.gpu_pod_plan(["gpu01"], hostvars, view, read, POD_SETTINGS)
     assert plan["pods"] == {}
     assert [(r["status"], r["message"]) for r in plan["skipped"]] == [
         ("warn", "could not read the pods that hold GPUs (%s): no GPU pod" % why)]
     run = {"plan": {"pods": {"gpu01": {"name": "gpucluster-validation-gpu-gpu01", "node": "gpu01", "gpus": 8}}},
            "created": applied(None), "pods": read, "logs": {}, "settings": POD_SETTINGS}
-    (result,) = jobs({}, {}, {}, run)
+    (result,) = V.jobs({}, {}, {}, run)
     assert (result["status"], result["message"]) == ("warn", "could not read the pods after the wait (%s)" % why)
 
 
@@ -336,18 +324,18 @@ def test_gpu_pods_partly_applied():
     module failing as a whole (the API server down) names its message; the until of the task reads the same."""
     hostvars = {h: {"__validation_health": {"verdict": "pass", "hardware": {"gpu_count": 8}}} for h in ("gpu01", "gpu02")}
     view = {h: {"node": h, "unschedulable": False, "mark": None, "devices": {"nvidia.com/gpu": 8}} for h in hostvars}
-    plan = gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, {"resources": []}, POD_SETTINGS)
+    plan = V.gpu_pod_plan(["gpu01", "gpu02"], hostvars, view, {"resources": []}, POD_SETTINGS)
     refused = "Failed to apply object: b'pods \"gpucluster-validation-gpu-gpu02\" is forbidden: RuntimeClass \"nvidia\" not found'"
-    assert FILTERS["validation_apply_errors"](applied(None, None)) == []
-    assert FILTERS["validation_apply_errors"](applied(None, refused)) == [refused]
-    assert FILTERS["validation_apply_errors"](failed("Failed to get client due to EOF")) == ["Failed to get client due to EOF"]
-    assert FILTERS["validation_apply_errors"]({"skipped": True}) == ["not run"]
+    assert V.apply_errors(applied(None, None)) == []
+    assert V.apply_errors(applied(None, refused)) == [refused]
+    assert V.apply_errors(failed("Failed to get client due to EOF")) == ["Failed to get client due to EOF"]
+    assert V.apply_errors({"skipped": True}) == ["not run"]
     # one object: the module returns it alone, not in a list
-    assert FILTERS["validation_apply_errors"]({"changed": False, "result": {}, "error": {"msg": refused}}) == [refused]
+    assert V.apply_errors({"changed": False, "result": {}, "error": {"msg": refused}}) == [refused]
     pods = {"changed": False, "resources": [{"metadata": {"name": "gpucluster-validation-gpu-gpu01"},
                                              "status": {"phase": "Pending"}}]}
     run = {"plan": plan, "created": applied(None, refused), "pods": pods, "logs": {}, "settings": POD_SETTINGS}
-    results = jobs({}, {}, {}, run)
+    results = V.jobs({}, {}, {}, run)
     assert [(r["hosts"], r["status"]) for r in results] == [(["gpu01"], "fail"), (["gpu02"], "warn")]
     assert results[1]["message"] == ("the pod could not be created (%s); check validation_kubernetes_namespace, "
                                      "validation_kubernetes_runtime_class and validation_gpu_container_image" % refused)
@@ -362,30 +350,30 @@ def test_ddp_job_through_the_filters():
                {"check": "kubernetes_gpu_pod", "hosts": ["gpu02"], "status": "pass"},
                {"check": "slurm_gpu_job", "hosts": ["gpu02"], "status": "fail"}]
     settings = dict(POD_SETTINGS, nodes=2, steps=50, operator_wait=60, script="")
-    plan = ddp_job_plan(["gpu01", "gpu02"], hostvars, view, results, settings)
+    plan = V.ddp_job_plan(["gpu01", "gpu02"], hostvars, view, results, settings)
     assert (plan["hosts"], plan["gpu"]) == (["gpu01", "gpu02"], True)
     no_status = {"changed": False, "api_found": True,
                  "resources": [{"kind": "PyTorchJob", "metadata": {"name": "gpucluster-validation-ddp"}}]}
-    assert ddp_job_state(no_status, 3.0, 60) == "running"
-    assert ddp_job_state(no_status, 61.0, 60) == "no-operator"
-    assert ddp_job_state(failed("Failed to get client due to EOF"), 3.0, 60) == "unread"
-    assert ddp_job_state({"api_found": True, "resources": []}, 3.0, 60) == "unread"
-    assert ddp_job_state({"resources": [{"kind": "Status"}]}, 3.0, 60) == "unread"
-    assert ddp_job_state({"skipped": True}, 3.0, 60) == "unread"
-    (result,) = ddp_job_result(plan, {"changed": False, "result": {"results": []}}, no_status, {"skipped": True}, settings)
+    assert V.ddp_job_state(no_status, 3.0, 60) == "running"
+    assert V.ddp_job_state(no_status, 61.0, 60) == "no-operator"
+    assert V.ddp_job_state(failed("Failed to get client due to EOF"), 3.0, 60) == "unread"
+    assert V.ddp_job_state({"api_found": True, "resources": []}, 3.0, 60) == "unread"
+    assert V.ddp_job_state({"resources": [{"kind": "Status"}]}, 3.0, 60) == "unread"
+    assert V.ddp_job_state({"skipped": True}, 3.0, 60) == "unread"
+    (result,) = V.ddp_job_result(plan, {"changed": False, "result": {"results": []}}, no_status, {"skipped": True}, settings)
     assert (result["status"], result["hosts"]) == ("warn", ["gpu01", "gpu02"])
-    (result,) = ddp_job_result(plan, {"changed": False, "result": {"results": []}}, {"api_found": True, "resources": []}, {},
-                               settings)
+    (result,) = V.ddp_job_result(plan, {"changed": False, "result": {"results": []}}, {"api_found": True, "resources": []}, {},
+                                 settings)
     assert result["message"] == "could not read the PyTorchJob after the wait (the PyTorchJob is not there (none found))"
     # no training operator CRDs: the apply fails as a whole, the job was not submitted
     no_crd = "Failed to find exact match for kubeflow.org/v1.PyTorchJob by [kind, name, singularName, shortNames]"
-    (result,) = ddp_job_result(plan, failed(no_crd), {"skipped": True}, {"skipped": True}, settings)
+    (result,) = V.ddp_job_result(plan, failed(no_crd), {"skipped": True}, {"skipped": True}, settings)
     assert result["message"] == ("could not submit the PyTorchJob (%s); is the training operator installed (the "
                                  "training_operator role)?" % no_crd)
     # rank 0's log read by k8s_log decides a succeeded job; a log that cannot be read warns
     done = {"resources": [{"kind": "PyTorchJob", "status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}]}
-    (result,) = ddp_job_result(plan, {"result": {"results": []}}, done, failed("Pod gpucluster-validation/x not found."), settings)
+    (result,) = V.ddp_job_result(plan, {"result": {"results": []}}, done, failed("Pod gpucluster-validation/x not found."), settings)
     assert (result["status"], result["message"]) == (
         "warn", "the PyTorchJob succeeded, but rank 0's log could not be read (Pod gpucluster-validation/x not found.)")
-    (result,) = ddp_job_result(plan, {"result": {"results": []}}, done, {"log": "no result line\n"}, settings)
+    (result,) = V.ddp_job_result(plan, {"result": {"results": []}}, done, {"log": "no result line\n"}, settings)
     assert (result["status"], result["message"]) == ("fail", "the job printed 0 result lines (rc=0): no result line")

@@ -98,6 +98,11 @@ def test_good_networks(common):
                   **common) == []
 
 
+def _compute_address(address, reason):
+    """A row of test_bad_host: the host's compute address, and the message that names it."""
+    return {"ofed_addresses": {"compute": address}}, ["ofed_addresses.compute: " + reason]
+
+
 @pytest.mark.parametrize("worker, messages", [
     # DOCA-OFED
     ({"ofed_source": "doca"},
@@ -220,23 +225,15 @@ def test_good_networks(common):
       " give one, or set ofed_network_manage: false for this host"]),
     ({"ofed_addresses": ["10.0.0.11"]},
      ["ofed_addresses: must be a dict of network name to address (got ['10.0.0.11'])"]),
-    ({"ofed_addresses": {"compute": "10.0.0.011"}},
-     ["ofed_addresses.compute: must be an IPv4 or IPv6 address (got '10.0.0.011')"]),
-    ({"ofed_addresses": {"compute": "10.0.0"}}, ["ofed_addresses.compute: must be an IPv4 or IPv6 address (got '10.0.0')"]),
-    ({"ofed_addresses": {"compute": 167772171}},
-     ["ofed_addresses.compute: must be an IPv4 or IPv6 address (got 167772171)"]),
-    ({"ofed_addresses": {"compute": "fe80::1%ib0"}},
-     ["ofed_addresses.compute: must be an IPv4 or IPv6 address (got 'fe80::1%ib0')"]),
-    ({"ofed_addresses": {"compute": "10.0.1.11"}},
-     ["ofed_addresses.compute: 10.0.1.11 is outside network 'compute' (10.0.0.0/24)"]),
-    ({"ofed_addresses": {"compute": "fd00::11"}},
-     ["ofed_addresses.compute: fd00::11 is outside network 'compute' (10.0.0.0/24)"]),
-    ({"ofed_addresses": {"compute": "10.0.0.0"}},
-     ["ofed_addresses.compute: 10.0.0.0 is the network address of 'compute' (10.0.0.0/24)"]),
-    ({"ofed_addresses": {"compute": "10.0.0.255"}},
-     ["ofed_addresses.compute: 10.0.0.255 is the broadcast address of 'compute' (10.0.0.0/24)"]),
-    ({"ofed_addresses": {"compute": "10.0.0.10"}},
-     ["ofed_addresses.compute: 10.0.0.10 is also the address of host 'master'"]),
+    _compute_address("10.0.0.011", "must be an IPv4 or IPv6 address (got '10.0.0.011')"),
+    _compute_address("10.0.0", "must be an IPv4 or IPv6 address (got '10.0.0')"),
+    _compute_address(167772171, "must be an IPv4 or IPv6 address (got 167772171)"),
+    _compute_address("fe80::1%ib0", "must be an IPv4 or IPv6 address (got 'fe80::1%ib0')"),
+    _compute_address("10.0.1.11", "10.0.1.11 is outside network 'compute' (10.0.0.0/24)"),
+    _compute_address("fd00::11", "fd00::11 is outside network 'compute' (10.0.0.0/24)"),
+    _compute_address("10.0.0.0", "10.0.0.0 is the network address of 'compute' (10.0.0.0/24)"),
+    _compute_address("10.0.0.255", "10.0.0.255 is the broadcast address of 'compute' (10.0.0.0/24)"),
+    _compute_address("10.0.0.10", "10.0.0.10 is also the address of host 'master'"),
     ({"ofed_networks": [{"name": "compute", "cidr": "10.0.0.0/16"}]},
      ["ofed_networks: network 'compute' is 10.0.0.0/16 here, but 10.0.0.0/24 on host 'master'"]),
     ({"ofed_networks": [{"name": "compute", "cidr": "10.0.0.1/24"}]},

@@ -22,7 +22,8 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.common import _sup
 import role_docs  # noqa: E402
 
 ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if p.is_dir())
-INCLUDE = {"name": "gpucluster.core.common", "tasks_from": "supported_os", "apply": {"tags": ["always"]}}
+CHECK = {"name": "gpucluster.core.common", "tasks_from": "supported_os", "apply": {"tags": ["always"]}}
+CHECK_AND_LOAD = {"name": "gpucluster.core.common", "tasks_from": "os_vars", "apply": {"tags": ["always"]}}
 
 
 def _yaml(path: Path):
@@ -53,14 +54,26 @@ def test_the_readme_support_table_is_the_matrix():
 
 @pytest.mark.parametrize("role", [r for r in ROLES if (ROOT / "roles" / r / "tasks" / "preflight.yml").is_file()])
 def test_every_preflight_checks_the_matrix(role):
+    """Once, through the common role: its os_vars entry point checks the release before it loads the
+    role's OS variables (one call for both); a role without OS variables calls supported_os alone."""
     tasks = _yaml(ROOT / "roles" / role / "tasks" / "preflight.yml")
-    checks = [t for t in tasks if t.get("ansible.builtin.include_role") == INCLUDE]
-    assert [t["name"] for t in checks] in (["Check the distribution is supported"],
-                                           ["Check the distribution and architecture are supported"])
-    # The release of a host is checked once, by the common role, before the role's OS variables load.
-    names = [t["name"] for t in tasks]
-    if "Load the distribution's settings" in names:
-        assert names.index(checks[0]["name"]) < names.index("Load the distribution's settings")
+    includes = [t for t in tasks if "ansible.builtin.include_role" in t]
+    checks = [t for t in includes if t["ansible.builtin.include_role"] in (CHECK, CHECK_AND_LOAD)]
+    assert [(t["name"], t.get("vars", {}).get("common_os_check", True)) for t in checks] in (
+        [("Check the distribution is supported", True)],
+        [("Check the distribution is supported and load its settings", True)],
+        [("Check the distribution and architecture are supported and load the settings", True)])
+    # No second check and no load of the OS variables without it.
+    assert [t for t in includes if t["ansible.builtin.include_role"]["tasks_from"] in ("supported_os", "os_vars")] == checks
+    if (ROOT / "roles" / role / "vars" / "Debian.yml").is_file():
+        assert checks[0]["ansible.builtin.include_role"] == CHECK_AND_LOAD
+
+
+def test_os_vars_checks_the_release_first():
+    tasks = _yaml(ROOT / "roles" / "common" / "tasks" / "os_vars.yml")
+    assert tasks[0] == {"name": "Check the distribution is supported", "ansible.builtin.import_tasks": "supported_os.yml",
+                        "when": "common_os_check"}
+    assert [t["name"] for t in tasks][-1] == "Load the OS variables of the calling role"
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -8,6 +8,10 @@ Private module_utils of gpucluster.core: pure functions over what the node print
 one result: ``{check, kind, status, measured, expected, unit, source, message}`` with status
 ``pass``, ``warn``, ``fail`` or ``skip``. ``expected`` values carry where they came from
 (``source``), so a verdict can be traced to the inventory, the scheduler or a baseline.
+A check whose tool could not run (missing, not executable, timed out, the driver not
+answering, output that does not parse) is a tooling fault, never a hardware verdict: it
+warns with the command's own words and carries ``tooling: true``; the checks that need that
+tool's output skip.
 Runs on the managed hosts: Python 3.6 syntax.
 """
 
@@ -64,6 +68,15 @@ _NVCC_RE = re.compile(r"release (\d+\.\d+)")
 _XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\): (\d+)\b")
 _VERSION_SPLIT_RE = re.compile(r"[.]")
 
+# What ``systemctl is-active UNIT`` prints when it could ask systemd (older systemd prints
+# ``unknown`` for a unit it does not know). Anything else means systemctl could not be used.
+SERVICE_STATES = ("active", "reloading", "inactive", "failed", "activating", "deactivating", "maintenance",
+                  "refreshing", "unknown")
+
+# The search path the health check program adds after its own (Slurm runs it with an empty
+# environment): vendor tools often live in /usr/local/bin, the Slurm and IB tools in sbin.
+FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 
 class HealthError(Exception):
     """Raised for expectations the checks cannot use; the message names the setting."""
@@ -112,6 +125,13 @@ class _Results(object):
             "check": check, "kind": "passive", "status": status, "measured": measured,
             "expected": expected, "unit": unit, "source": source, "message": message,
         })
+
+    def tool_fault(self, check, message, expected=None, source=None, unit=None, bad="warn"):
+        # type: (str, str, Any, Optional[str], Optional[str], str) -> None
+        """The check could not run: nothing measured, warn (``bad`` fail only for a real fault
+        found beside it), marked ``tooling``."""
+        self.add(check, False, None, expected, source, message, unit=unit, bad=bad)
+        self.items[-1]["tooling"] = True
 
     def skip(self, check, message, source=None, measured=None):
         # type: (str, str, Optional[str], Any) -> None
@@ -283,6 +303,10 @@ def _check_gpus(res, observed, expected):
 def _check_xid(res, observed, expected):
     # type: (_Results, Dict[str, Any], Dict[str, Any]) -> None
     log = observed.get("kernel_log")
+    if log is None and observed.get("kernel_log_error"):
+        res.tool_fault("xid", "the kernel log could not be read: %s" % observed["kernel_log_error"],
+                       sorted(set(expected.get("xid_codes") or DEFAULT_XID_CODES)), "XIDs that need action")
+        return
     if log is None:
         res.skip("xid", "the kernel log could not be read")
         return
@@ -309,8 +333,8 @@ def _check_hca(res, observed, expected):
         res.skip("hca_ports", "no HCA ports expected")
         return
     if ibstat is None:
-        res.add("hca_ports", False, None, hca.get("rate_gbps"), hca.get("source"),
-                "ibstat did not answer: %s" % (observed.get("ibstat_error") or "no output"))
+        res.tool_fault("hca_ports", "ibstat could not be used, no port judged: %s" % (
+            observed.get("ibstat_error") or "no output"), hca.get("rate_gbps"), hca.get("source"), unit="Gb/s")
         return
     layer_names = list(hca.get("link_layers") or ["InfiniBand"])
     layers = set(layer.lower() for layer in layer_names)
@@ -370,14 +394,24 @@ def _check_mounts(res, mounts, expected):
             else "mounted: %s" % ", ".join(m["path"] for m in wanted))
 
 
-def _check_services(res, services, expected):
-    # type: (_Results, Dict[str, str], Dict[str, Any]) -> None
+def _check_services(res, services, expected, errors=None):
+    # type: (_Results, Dict[str, str], Dict[str, Any], Optional[Dict[str, str]]) -> None
     wanted = expected.get("services") or []
     if not wanted:
         res.skip("services", "no service expected")
         return
-    down = ["%s (%s)" % (name, services.get(name) or "unknown") for name in wanted if services.get(name) != "active"]
-    res.add("services", not down, [name for name in wanted if services.get(name) == "active"], list(wanted), None,
+    errors = errors or {}
+    down = ["%s (%s)" % (name, services.get(name) or "unknown") for name in wanted
+            if services.get(name) != "active" and name not in errors]
+    unasked = ["%s (%s)" % (name, errors[name]) for name in wanted if name in errors]
+    running = [name for name in wanted if services.get(name) == "active"]
+    if unasked:
+        message = "; ".join((["not running: %s" % ", ".join(down)] if down else [])
+                            + ["systemctl could not be used for %s" % ", ".join(unasked)])
+        res.tool_fault("services", message, list(wanted), bad="fail" if down else "warn")
+        res.items[-1]["measured"] = running
+        return
+    res.add("services", not down, running, list(wanted), None,
             "not running: %s" % ", ".join(down) if down else "running: %s" % ", ".join(wanted))
 
 
@@ -387,9 +421,10 @@ def evaluate(observed, expected):
 
     ``observed``: ``nvidia_smi`` (parse_health_xml's dict, or None with ``nvidia_smi_error``),
     ``cuda_toolkit_version`` (what the node's nvcc reports), ``persistenced_active``,
-    ``kernel_log`` ({text, window} or None), ``ibstat`` (the ibstat summary, or None with
-    ``ibstat_error``), ``mounts`` ([{path, fstype}]) and ``services`` ({name: systemctl
-    is-active word}).
+    ``kernel_log`` ({text, window} or None with ``kernel_log_error``), ``ibstat`` (the ibstat
+    summary, or None with ``ibstat_error``), ``mounts`` ([{path, fstype}]), ``services``
+    ({name: systemctl is-active word}) and ``services_errors`` ({name: why systemctl could
+    not tell}). A tool that could not run gives a ``tooling`` warn, never a hardware verdict.
     ``expected``: ``gpu_count``, ``gpu_model``, ``driver_version``, ``cuda_version`` (each
     ``{value, source}`` or None), ``xid_codes``, ``hca``
     ({rate_gbps, source, link_layers, ignore, count} or None), ``mounts`` ([{path, fstype,
@@ -405,18 +440,20 @@ def evaluate(observed, expected):
         for check in GPU_CHECKS:
             res.skip(check, "not a GPU node", count.get("source"))
     elif smi is None:
-        res.add("gpu_count", False, 0, count["value"] if count else None, count.get("source") if count else None,
-                "nvidia-smi did not answer: %s" % (observed.get("nvidia_smi_error") or "no output"))
+        res.tool_fault("gpu_count", "nvidia-smi could not be used, no GPU judged: %s" % (
+            observed.get("nvidia_smi_error") or "no output"), count["value"] if count else None,
+            count.get("source") if count else None)
         for check in GPU_CHECKS[1:]:
             if check != "xid":
-                res.skip(check, "nvidia-smi did not answer")
+                res.skip(check, "not judged: nvidia-smi could not be used")
+                res.items[-1]["tooling"] = True
         _check_xid(res, observed, expected)
     else:
         _check_gpus(res, observed, expected)
         _check_xid(res, observed, expected)
     _check_hca(res, observed, expected)
     _check_mounts(res, observed.get("mounts") or [], expected)
-    _check_services(res, observed.get("services") or {}, expected)
+    _check_services(res, observed.get("services") or {}, expected, observed.get("services_errors"))
     order = dict((name, i) for i, name in enumerate(CHECKS))
     results = sorted(res.items, key=lambda item: order[item["check"]])
     return [dict(item, status="skip", message="turned off (severity skip): " + item["message"])
@@ -433,13 +470,68 @@ def verdict(results):
     return "pass"
 
 
+def tooling_faults(results):
+    # type: (List[Dict[str, Any]]) -> List[str]
+    """The checks whose tool could not run (and that were not turned off): the node is not
+    known to be healthy, so a drain of its own must not be lifted on their account."""
+    return [item["check"] for item in results if item.get("tooling") and item["status"] != "skip"]
+
+
+def unjudged(results, names):
+    # type: (List[Dict[str, Any]], List[str]) -> List[str]
+    """Those of ``names`` (say, the checks a drain reason names) this run could not judge
+    because a tool could not run: the repair is not proven, so such a drain stays."""
+    return [item["check"] for item in results if item["check"] in names and item.get("tooling")]
+
+
+def reason_checks(reason, prefix):
+    # type: (str, str) -> List[str]
+    """The checks a drain reason of this system names: ``<prefix> gpu_count,xid`` as Slurm
+    shows it (with its `` [user@time]`` tail); none when the reason is not ours."""
+    if not reason.startswith(prefix):
+        return []
+    words = reason[len(prefix):].split()
+    return [name for name in words[0].split(",") if name] if words else []
+
+
+def command_path(argv, tools):
+    # type: (List[str], Dict[str, Any]) -> List[str]
+    """``argv`` with its program replaced by the absolute path ``tools`` gives for that name
+    (decided when the program was installed); a name without one, or a path that is not
+    absolute, is left to the search path."""
+    path = (tools or {}).get(argv[0])
+    if isinstance(path, str) and path.startswith("/"):
+        return [path] + list(argv[1:])
+    return list(argv)
+
+
+def command_environment(environ):
+    # type: (Dict[str, str]) -> Dict[str, str]
+    """The environment the tools run in: ``environ`` with LC_ALL=C and FALLBACK_PATH's
+    directories added after its own PATH (all of them when Slurm gave it none)."""
+    have = [part for part in (environ.get("PATH") or "").split(":") if part]
+    extra = [part for part in FALLBACK_PATH.split(":") if part not in have]
+    return dict(environ, LC_ALL="C", PATH=":".join(have + extra))
+
+
 # A command runner: argv -> (rc, stdout, stderr); rc 127 when the program is not there.
 Runner = Callable[[List[str]], Tuple[int, str, str]]
 
 
-def _one_line(out, err):
+def _first_line(out, err):
     # type: (str, str) -> str
-    return " ".join(line.strip() for line in (out + "\n" + err).splitlines() if line.strip()) or "no output"
+    """The command's own words: the first line of its error output, else of its output."""
+    for text in (err, out):
+        for line in (text or "").splitlines():
+            if line.strip():
+                return line.strip()
+    return "no output"
+
+
+def tool_error(name, rc, out, err):
+    # type: (str, int, str, str) -> str
+    """Why a tool could not be used, in its own words: ``nvidia-smi rc=9: NVIDIA-SMI has failed ...``."""
+    return "%s rc=%d: %s" % (name, rc, _first_line(out, err))
 
 
 def cuda_toolkit_version(run, nvcc, version_json_text):
@@ -482,16 +574,15 @@ def collect(run, read_file, settings, expected):
     count = expected.get("gpu_count")
     gpu_node = count is None or bool(count.get("value"))
     if gpu_node:
-        rc, out, err = run([settings.get("nvidia_smi") or "nvidia-smi", "-q", "-x"])
-        if rc != 0:
+        smi = settings.get("nvidia_smi") or "nvidia-smi"
+        rc, out, err = run([smi, "-q", "-x"])
+        # By structure: whole XML is what the GPUs reported, whatever the exit code; anything
+        # else (not found, not executable, timed out, the driver not answering) is the tool's fault.
+        try:
+            observed["nvidia_smi"] = parse_health_xml(out)
+        except NvidiaSmiError as exc:
             observed["nvidia_smi"] = None
-            observed["nvidia_smi_error"] = "rc=%d: %s" % (rc, _one_line(out, err))
-        else:
-            try:
-                observed["nvidia_smi"] = parse_health_xml(out)
-            except NvidiaSmiError as exc:
-                observed["nvidia_smi"] = None
-                observed["nvidia_smi_error"] = str(exc)
+            observed["nvidia_smi_error"] = tool_error(smi, rc, out, err) if rc != 0 else str(exc)
         if expected.get("cuda_version"):
             home = settings.get("cuda_home") or "/usr/local/cuda"
             observed["cuda_toolkit_version"] = cuda_toolkit_version(
@@ -502,8 +593,11 @@ def collect(run, read_file, settings, expected):
         rc, out, err = run(["journalctl", "--dmesg", "--no-pager", "--quiet", "--since", "-%dmin" % minutes])
         window = "the kernel log of the last %d minutes" % minutes
         if rc != 0:
+            journal_error = tool_error("journalctl", rc, out, err)
             rc, out, err = run(["dmesg"])
             window = "the kernel ring buffer (dmesg)"
+            if rc != 0:
+                observed["kernel_log_error"] = "%s; %s" % (journal_error, tool_error("dmesg", rc, out, err))
         observed["kernel_log"] = {"text": out, "window": window} if rc == 0 else None
     if expected.get("hca"):
         ibstat = settings.get("ibstat")
@@ -511,7 +605,7 @@ def collect(run, read_file, settings, expected):
             rc, out, err = run([ibstat])
             if rc != 0:
                 observed["ibstat"] = None
-                observed["ibstat_error"] = "%s rc=%d: %s" % (ibstat, rc, _one_line(out, err))
+                observed["ibstat_error"] = tool_error(ibstat, rc, out, err)
             else:
                 try:
                     observed["ibstat"] = summarize(parse_ibstat(out), "ibstat")
@@ -526,8 +620,13 @@ def collect(run, read_file, settings, expected):
         run(["timeout", "10", "stat", "--", mount["path"]])
     observed["mounts"] = parse_mounts(read_file("/proc/mounts") or "") if wanted else []
     for name in expected.get("services") or []:
-        rc, out, _err = run(["systemctl", "is-active", name])
-        observed["services"][name] = out.strip() or "unknown"
+        rc, out, err = run(["systemctl", "is-active", name])
+        words = out.split()
+        if len(words) == 1 and words[0] in SERVICE_STATES:
+            observed["services"][name] = words[0]
+        else:
+            observed["services"][name] = "unknown"
+            observed.setdefault("services_errors", {})[name] = tool_error("systemctl", rc, out, err)
     return observed
 
 

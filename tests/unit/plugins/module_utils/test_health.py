@@ -26,7 +26,14 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import (
     cuda_toolkit_version,
     evaluate,
     hardware,
+    FALLBACK_PATH,
+    command_environment,
+    command_path,
     parse_mounts,
+    reason_checks,
+    tool_error,
+    tooling_faults,
+    unjudged,
     verdict,
     version_matches,
     xid_events,
@@ -536,29 +543,48 @@ def test_not_a_gpu_node_skips_every_gpu_check():
     assert verdict(results) == "pass"
 
 
-def test_nvidia_smi_did_not_answer():
-    observed = {"nvidia_smi": None, "nvidia_smi_error": "rc=9: " + SMI_NO_DRIVER.strip(),
+def test_nvidia_smi_could_not_be_used_is_no_gpu_verdict():
+    # The driver not answering: a tooling warn, never "0 GPUs, 8 expected" (issue 32).
+    observed = {"nvidia_smi": None, "nvidia_smi_error": "nvidia-smi rc=9: " + SMI_NO_DRIVER.strip(),
                 "kernel_log": {"text": dmesg(), "window": "the kernel ring buffer (dmesg)"}}
     results = evaluate(observed, {"gpu_count": {"value": 8, "source": "Slurm's node definition (gres/gpu=8)"}})
     first = results[0]
     assert first == {
-        "check": "gpu_count", "kind": "passive", "status": "fail", "measured": 0, "expected": 8, "unit": None,
-        "source": "Slurm's node definition (gres/gpu=8)",
-        "message": "nvidia-smi did not answer: rc=9: NVIDIA-SMI has failed because it couldn't communicate with the "
-                   "NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.",
+        "check": "gpu_count", "kind": "passive", "status": "warn", "measured": None, "expected": 8, "unit": None,
+        "source": "Slurm's node definition (gres/gpu=8)", "tooling": True,
+        "message": "nvidia-smi could not be used, no GPU judged: nvidia-smi rc=9: NVIDIA-SMI has failed because it "
+                   "couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed "
+                   "and running.",
     }
-    assert [(r["check"], r["status"], r["message"]) for r in results[1:11]] == [
-        (check, "skip", "nvidia-smi did not answer") for check in GPU_CHECKS[1:11]]
+    assert [(r["check"], r["status"], r["message"], r["tooling"]) for r in results[1:11]] == [
+        (check, "skip", "not judged: nvidia-smi could not be used", True) for check in GPU_CHECKS[1:11]]
     xid = results[11]
     assert (xid["check"], xid["status"], xid["message"]) == (
         "xid", "pass", "no XID that needs action in the kernel ring buffer (dmesg)")
-    assert verdict(results) == "fail"
+    assert "tooling" not in xid
+    assert verdict(results) == "warn"
+    assert tooling_faults(results) == ["gpu_count"]
 
 
-def test_nvidia_smi_did_not_answer_without_expectation_or_reason():
+def test_nvidia_smi_could_not_be_used_without_expectation_or_reason():
     first = evaluate({"nvidia_smi": None}, {})[0]
-    assert (first["status"], first["expected"], first["source"], first["message"]) == (
-        "fail", None, None, "nvidia-smi did not answer: no output")
+    assert (first["status"], first["measured"], first["expected"], first["source"], first["message"]) == (
+        "warn", None, None, None, "nvidia-smi could not be used, no GPU judged: no output")
+
+
+@pytest.mark.parametrize("severity", ["fail", "warn"])
+def test_tooling_fault_warns_whatever_the_severity(severity):
+    results = evaluate({"nvidia_smi": None, "nvidia_smi_error": "nvidia-smi rc=127: x"},
+                       {"gpu_count": {"value": 8, "source": "s"}, "severity": {"gpu_count": severity}})
+    assert (results[0]["status"], verdict(results)) == ("warn", "warn")
+
+
+def test_tooling_fault_turned_off_by_severity_skips():
+    results = evaluate({"nvidia_smi": None, "nvidia_smi_error": "nvidia-smi rc=127: x"},
+                       {"gpu_count": {"value": 8, "source": "s"}, "severity": {"gpu_count": "skip"}})
+    assert (results[0]["status"], results[0]["message"]) == (
+        "skip", "turned off (severity skip): nvidia-smi could not be used, no GPU judged: nvidia-smi rc=127: x")
+    assert tooling_faults(results) == []
 
 
 # ---------------------------------------------------------------------------
@@ -691,17 +717,17 @@ def test_ports_down_captures_fail_naming_the_ports(name):
         assert "%s Down (Disabled)" % label in item["message"]
 
 
-def test_hca_ibstat_did_not_answer():
+def test_hca_ibstat_could_not_be_used_is_no_link_verdict():
     observed = {"ibstat": None, "ibstat_error": "ibstat rc=255: ibpanic: [4182] main: can't open UMAD port "
                                                 "(0x0000000000000000): No such device"}
     item = one(evaluate(observed, dict(NOT_GPU, hca={"rate_gbps": 400, "source": "validation_hca.rate_gbps"})),
                "hca_ports")
-    assert (item["status"], item["measured"], item["expected"], item["source"], item["message"]) == (
-        "fail", None, 400, "validation_hca.rate_gbps",
-        "ibstat did not answer: ibstat rc=255: ibpanic: [4182] main: can't open UMAD port (0x0000000000000000): "
-        "No such device")
+    assert (item["status"], item["measured"], item["expected"], item["source"], item["tooling"], item["message"]) == (
+        "warn", None, 400, "validation_hca.rate_gbps", True,
+        "ibstat could not be used, no port judged: ibstat rc=255: ibpanic: [4182] main: can't open UMAD port "
+        "(0x0000000000000000): No such device")
     item = one(evaluate({}, dict(NOT_GPU, hca={"rate_gbps": 0})), "hca_ports")
-    assert item["message"] == "ibstat did not answer: no output"
+    assert (item["status"], item["message"]) == ("warn", "ibstat could not be used, no port judged: no output")
 
 
 def test_hca_no_port_of_the_layer_fails():
@@ -761,6 +787,27 @@ def test_services(services, wanted, status, measured, message):
     item = one(evaluate({"services": services}, dict(NOT_GPU, services=wanted)), "services")
     assert (item["status"], item["measured"], item["expected"], item["source"], item["message"]) == (
         status, measured, wanted, None, message)
+    assert "tooling" not in item
+
+
+SYSTEMCTL_MISSING = "systemctl rc=127: /nonexistent/systemctl: No such file or directory"
+
+
+@pytest.mark.parametrize("services, errors, status, measured, message", [
+    # systemctl could not run for any unit: a tooling warn, no service judged down
+    ({"munge": "unknown", "slurmd": "unknown"}, {"munge": SYSTEMCTL_MISSING, "slurmd": SYSTEMCTL_MISSING}, "warn", [],
+     "systemctl could not be used for munge (%s), slurmd (%s)" % (SYSTEMCTL_MISSING, SYSTEMCTL_MISSING)),
+    # one unit answered inactive (a real fault: it still fails), the other could not be asked
+    ({"munge": "inactive", "slurmd": "unknown"}, {"slurmd": SYSTEMCTL_MISSING}, "fail", [],
+     "not running: munge (inactive); systemctl could not be used for slurmd (%s)" % SYSTEMCTL_MISSING),
+    ({"munge": "active", "slurmd": "unknown"}, {"slurmd": "systemctl rc=124: systemctl: timed out after 20 s"}, "warn",
+     ["munge"], "systemctl could not be used for slurmd (systemctl rc=124: systemctl: timed out after 20 s)"),
+])
+def test_services_systemctl_could_not_be_used(services, errors, status, measured, message):
+    observed = {"services": services, "services_errors": errors}
+    item = one(evaluate(observed, dict(NOT_GPU, services=["munge", "slurmd"])), "services")
+    assert (item["status"], item["measured"], item["expected"], item["tooling"], item["message"]) == (
+        status, measured, ["munge", "slurmd"], True, message)
 
 
 # ---------------------------------------------------------------------------
@@ -986,20 +1033,52 @@ def test_collect_kernel_log_falls_back_to_dmesg(journal_answer, dmesg_answer, ke
     assert run.calls == [SMI_ARGV, PERSISTENCED, journal(), ("dmesg",)]
 
 
-@pytest.mark.parametrize("answer, error", [
-    ((9, SMI_NO_DRIVER, ""), "rc=9: " + SMI_NO_DRIVER.strip()),
-    ((127, "", "nvidia-smi: not found"), "rc=127: nvidia-smi: not found"),
-    ((6, "", ""), "rc=6: no output"),
+# Every way nvidia-smi can fail to run, with the words the program's runner gives (captured by
+# running gpucluster-healthcheck's run() on a missing path, a file without the execute bit, and a
+# command past its timeout) or nvidia-smi's own. None is a GPU verdict: gpu_count warns with them.
+SMI_TOOLING = [
+    ((127, "", "/nonexistent/nvidia-smi: No such file or directory"),
+     "nvidia-smi rc=127: /nonexistent/nvidia-smi: No such file or directory"),
+    ((126, "", "/opt/nvidia/nvidia-smi: Permission denied"), "nvidia-smi rc=126: /opt/nvidia/nvidia-smi: Permission denied"),
+    ((124, "", "nvidia-smi: timed out after 20 s"), "nvidia-smi rc=124: nvidia-smi: timed out after 20 s"),
+    # the driver not answering (nvidia-smi prints it on stdout and exits 9)
+    ((9, SMI_NO_DRIVER, ""), "nvidia-smi rc=9: " + SMI_NO_DRIVER.strip()),
+    # the first line of stderr wins over stdout; a silent failure says so
+    ((6, "ignored\n", "first\nsecond\n"), "nvidia-smi rc=6: first"),
+    ((6, "", ""), "nvidia-smi rc=6: no output"),
+    # ran, but not the XML asked for: unparseable output
     ((0, read_fixture(H100_DIR, "nvidia-smi-q.txt"), ""),
      "nvidia-smi -q -x did not return XML; its output starts with: ==============NVSMI LOG=============="),
     ((0, "", ""), "nvidia-smi -q -x returned no output"),
-])
-def test_collect_nvidia_smi_errors(answer, error):
+    ((0, xml(H100)[:2000], ""), "nvidia-smi -q -x returned malformed XML: no element found at line 57, column 1"),
+    # killed mid-way: cut XML and an error code
+    ((137, xml(H100)[:2000], ""), "nvidia-smi rc=137: <?xml version=\"1.0\" ?>"),
+]
+
+
+@pytest.mark.parametrize("answer, error", SMI_TOOLING)
+def test_collect_nvidia_smi_tooling_faults(answer, error):
     run = Runner({SMI_ARGV: answer, PERSISTENCED: (3, "", ""), journal(): (0, dmesg(), "")})
     observed = collect(run, reader({}), {}, {})
     assert (observed["nvidia_smi"], observed["nvidia_smi_error"]) == (None, error)
-    first = evaluate(observed, {})[0]
-    assert (first["status"], first["message"]) == ("fail", "nvidia-smi did not answer: " + error)
+    results = evaluate(observed, {"gpu_count": {"value": 8, "source": "Slurm (gres/gpu=8)"}})
+    first = results[0]
+    assert (first["check"], first["status"], first["measured"], first["expected"], first["tooling"], first["message"]) == (
+        "gpu_count", "warn", None, 8, True, "nvidia-smi could not be used, no GPU judged: " + error)
+    assert [r["status"] for r in results if r["check"] in GPU_CHECKS and r["check"] not in ("gpu_count", "xid")] == [
+        "skip"] * 10
+    assert (verdict(results), tooling_faults(results)) == ("warn", ["gpu_count"])
+
+
+@pytest.mark.parametrize("rc", [0, 15])
+def test_collect_nvidia_smi_xml_is_a_verdict_whatever_the_exit_code(rc):
+    # whole XML is what the GPUs reported: 7 of 8 GPUs still fails (a real fault, not tooling)
+    run = Runner({SMI_ARGV: (rc, drop_last_gpu(xml(V100)), ""), PERSISTENCED: (3, "", ""), journal(): (0, dmesg(), "")})
+    observed = collect(run, reader({}), {}, {})
+    assert "nvidia_smi_error" not in observed
+    first = evaluate(observed, {"gpu_count": {"value": 8, "source": "Slurm (gres/gpu=8)"}})[0]
+    assert (first["status"], first["measured"], first["message"]) == ("fail", 7, "7 GPUs answer nvidia-smi, 8 expected")
+    assert "tooling" not in first
 
 
 def test_collect_not_a_gpu_node_runs_no_gpu_command():
@@ -1013,11 +1092,29 @@ def test_collect_not_a_gpu_node_runs_no_gpu_command():
     ("active\n", "active"),
     ("inactive\n", "inactive"),
     ("failed\n", "failed"),
-    ("", "unknown"),
+    ("unknown\n", "unknown"),
 ])
 def test_collect_service_states(out, want):
     run = Runner({("systemctl", "is-active", "munge"): (0 if want == "active" else 3, out, "")})
-    assert collect(run, reader({}), {}, dict(NOT_GPU, services=["munge"]))["services"] == {"munge": want}
+    observed = collect(run, reader({}), {}, dict(NOT_GPU, services=["munge"]))
+    assert observed["services"] == {"munge": want}
+    assert "services_errors" not in observed
+
+
+@pytest.mark.parametrize("answer, error", [
+    ((127, "", "/nonexistent/systemctl: No such file or directory"),
+     "systemctl rc=127: /nonexistent/systemctl: No such file or directory"),
+    ((126, "", "/bin/systemctl: Permission denied"), "systemctl rc=126: /bin/systemctl: Permission denied"),
+    ((124, "", "systemctl: timed out after 20 s"), "systemctl rc=124: systemctl: timed out after 20 s"),
+    ((1, "", ""), "systemctl rc=1: no output"),
+])
+def test_collect_service_systemctl_could_not_be_used(answer, error):
+    run = Runner({("systemctl", "is-active", "munge"): answer})
+    observed = collect(run, reader({}), {}, dict(NOT_GPU, services=["munge"]))
+    assert (observed["services"], observed["services_errors"]) == ({"munge": "unknown"}, {"munge": error})
+    item = one(evaluate(observed, dict(NOT_GPU, services=["munge"])), "services")
+    assert (item["status"], item["tooling"], item["message"]) == (
+        "warn", True, "systemctl could not be used for munge (%s)" % error)
 
 
 def test_collect_cuda_from_nvcc_when_no_version_json():
@@ -1039,16 +1136,48 @@ def test_collect_explicit_nvcc_setting():
 @pytest.mark.parametrize("answer, error", [
     ((255, "", "ibpanic: [4182] main: can't open UMAD port (0x0000000000000000): No such device\n"),
      "/usr/sbin/ibstat rc=255: ibpanic: [4182] main: can't open UMAD port (0x0000000000000000): No such device"),
+    ((127, "", "/usr/sbin/ibstat: No such file or directory"),
+     "/usr/sbin/ibstat rc=127: /usr/sbin/ibstat: No such file or directory"),
+    ((126, "", "/usr/sbin/ibstat: Permission denied"), "/usr/sbin/ibstat rc=126: /usr/sbin/ibstat: Permission denied"),
+    ((124, "", "/usr/sbin/ibstat: timed out after 20 s"), "/usr/sbin/ibstat rc=124: /usr/sbin/ibstat: timed out after 20 s"),
     # the real a100 capture cut after its first port's rate line
     ((0, "\n".join(read_fixture(IB, IB_A100).splitlines()[:12]), ""),
      "/usr/sbin/ibstat: ibstat output is incomplete: mlx5_0 port 1 has no link_layer"),
 ])
-def test_collect_ibstat_errors(answer, error):
+def test_collect_ibstat_tooling_faults(answer, error):
     run = Runner({("/usr/sbin/ibstat",): answer})
     observed = collect(run, reader({}), {"ibstat": "/usr/sbin/ibstat"}, dict(NOT_GPU, hca={"rate_gbps": 200}))
     assert (observed["ibstat"], observed["ibstat_error"]) == (None, error)
     item = one(evaluate(observed, dict(NOT_GPU, hca={"rate_gbps": 200})), "hca_ports")
-    assert (item["status"], item["message"]) == ("fail", "ibstat did not answer: " + error)
+    assert (item["status"], item["measured"], item["tooling"], item["message"]) == (
+        "warn", None, True, "ibstat could not be used, no port judged: " + error)
+
+
+def test_collect_ibstat_ports_down_still_fails():
+    # ibstat ran and reported ports down (the real capture): a link verdict, not tooling
+    run = Runner({("/usr/sbin/ibstat",): (0, read_fixture(IB, IB_ROCE_DOWN), "")})
+    hca = {"rate_gbps": 0, "link_layers": ["Ethernet"]}
+    observed = collect(run, reader({}), {"ibstat": "/usr/sbin/ibstat"}, dict(NOT_GPU, hca=hca))
+    item = one(evaluate(observed, dict(NOT_GPU, hca=hca)), "hca_ports")
+    assert (item["status"], "tooling" in item) == ("fail", False)
+
+
+@pytest.mark.parametrize("journal_answer, dmesg_answer, error", [
+    ((127, "", "/nonexistent/journalctl: No such file or directory"),
+     (1, "", "dmesg: read kernel buffer failed: Operation not permitted\n"),
+     "journalctl rc=127: /nonexistent/journalctl: No such file or directory; "
+     "dmesg rc=1: dmesg: read kernel buffer failed: Operation not permitted"),
+    ((1, "", "No journal files were found.\n"), (126, "", "/bin/dmesg: Permission denied"),
+     "journalctl rc=1: No journal files were found.; dmesg rc=126: /bin/dmesg: Permission denied"),
+])
+def test_collect_kernel_log_tooling_fault(journal_answer, dmesg_answer, error):
+    run = Runner({SMI_ARGV: (0, xml(H100), ""), PERSISTENCED: (0, "", ""), journal(): journal_answer,
+                  ("dmesg",): dmesg_answer})
+    observed = collect(run, reader({}), {}, {})
+    assert (observed["kernel_log"], observed["kernel_log_error"]) == (None, error)
+    item = one(evaluate(observed, {}), "xid")
+    assert (item["status"], item["measured"], item["expected"], item["tooling"], item["message"]) == (
+        "warn", None, list(DEFAULT_XID_CODES), True, "the kernel log could not be read: " + error)
 
 
 def test_collect_hca_from_sysfs(tmp_path):
@@ -1118,3 +1247,70 @@ def test_lent_machines_healthcheck_runs_replayed(capture, smi_capture, config, p
     document = json.loads(read_fixture(capture, printed))
     assert (document["node"], document["verdict"]) == ("lent", verdict)
     assert evaluate(observed, config["expected"]) == document["checks"]
+
+
+# ---------------------------------------------------------------------------
+# Tooling: the program's tools and what a drain reason names
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rc, out, err, want", [
+    (9, SMI_NO_DRIVER, "", "nvidia-smi rc=9: " + SMI_NO_DRIVER.strip()),
+    (1, "out\n", "\n  err line \nmore\n", "nvidia-smi rc=1: err line"),
+    (1, "\n\n", "", "nvidia-smi rc=1: no output"),
+])
+def test_tool_error(rc, out, err, want):
+    assert tool_error("nvidia-smi", rc, out, err) == want
+
+
+@pytest.mark.parametrize("argv, tools, want", [
+    (["nvidia-smi", "-q", "-x"], {"nvidia-smi": "/usr/local/bin/nvidia-smi"}, ["/usr/local/bin/nvidia-smi", "-q", "-x"]),
+    (["nvidia-smi", "-q"], {}, ["nvidia-smi", "-q"]),
+    (["nvidia-smi", "-q"], None, ["nvidia-smi", "-q"]),
+    # not found at install time ("-"), or not absolute: left to the search path
+    (["scontrol", "show"], {"scontrol": "-"}, ["scontrol", "show"]),
+    (["scontrol", "show"], {"scontrol": "bin/scontrol"}, ["scontrol", "show"]),
+    (["scontrol", "show"], {"scontrol": ""}, ["scontrol", "show"]),
+    # an absolute program (validation_nvidia_smi_path) is run as given
+    (["/opt/nv/nvidia-smi", "-q"], {"nvidia-smi": "/usr/bin/nvidia-smi"}, ["/opt/nv/nvidia-smi", "-q"]),
+])
+def test_command_path(argv, tools, want):
+    assert command_path(argv, tools) == want
+
+
+@pytest.mark.parametrize("environ, path", [
+    # Slurm's empty environment
+    ({}, FALLBACK_PATH),
+    ({"PATH": ""}, FALLBACK_PATH),
+    ({"PATH": "/usr/bin:/bin"}, "/usr/bin:/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/sbin"),
+    ({"PATH": "/opt/x/bin:/usr/local/bin", "HOME": "/root"},
+     "/opt/x/bin:/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"),
+])
+def test_command_environment(environ, path):
+    env = command_environment(environ)
+    assert env == dict(environ, PATH=path, LC_ALL="C")
+    assert "/usr/local/bin" in env["PATH"].split(":")
+
+
+@pytest.mark.parametrize("reason, want", [
+    ("gpucluster-validation: gpu_count [root@2026-11-27T14:03:56]", ["gpu_count"]),
+    ("gpucluster-validation: gpu_count,ecc_errors", ["gpu_count", "ecc_errors"]),
+    ("gpucluster-validation:", []),
+    ("admin: bad fan", []),
+    ("", []),
+])
+def test_reason_checks(reason, want):
+    assert reason_checks(reason, "gpucluster-validation:") == want
+
+
+@pytest.mark.parametrize("names, want", [
+    # drained for a GPU check, nvidia-smi cannot run now: the repair is not proven
+    (["gpu_count"], ["gpu_count"]),
+    (["ecc_errors"], ["ecc_errors"]),
+    # drained for a check that was judged again: nothing blocks the resume
+    (["mounts"], []),
+    ([], []),
+])
+def test_unjudged(names, want):
+    results = evaluate({"nvidia_smi": None, "nvidia_smi_error": "nvidia-smi rc=127: x", "mounts": []},
+                       {"gpu_count": {"value": 8, "source": "s"}})
+    assert unjudged(results, names) == want

@@ -8,34 +8,52 @@ Prints one line per check (or JSON with --json) and exits 1 when a check failed.
 (as Slurm's HealthCheckProgram, which kills it after 60 s) it drains this node when a check
 failed, with the reason "<prefix> <checks>", and resumes it once every check passes again if
 the drain was its own (the reason starts with the prefix); any other drain is left alone.
-Installed by gpucluster.core's validation role with its expectations in the config file.
+A check whose tool could not run (missing, not executable, timed out, the driver not answering,
+output that does not parse) warns with the tool's own words and is listed under "tooling": it
+never drains, and while there is one the node's own drain is not lifted either.
+Installed by gpucluster.core's validation role with its expectations in the config file and
+the absolute paths of its tools (settings.tools, found on the node at install time); it also
+searches a fixed PATH after its own, so it runs in Slurm's empty environment.
 """
 
 import argparse
+import errno
 import json
 import os
 import socket
 import subprocess
 import sys
 
-sys.path.insert(0, "/usr/local/lib/gpucluster")
+# The collection's module_utils are installed next to this file (/usr/local/lib/gpucluster).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # pylint: disable=wrong-import-position
 from ansible_collections.gpucluster.core.plugins.module_utils._health import (  # noqa: E402
     collect,
+    command_environment,
+    command_path,
     evaluate,
+    reason_checks,
+    tooling_faults,
+    unjudged,
     verdict,
 )
 
+TIMEOUT = 20
+TOOLS = {}  # name -> absolute path, from the config's settings.tools (main sets it)
+
 
 def run(argv):
+    """argv -> (rc, stdout, stderr); a tool that cannot be started answers 127 (not there) or
+    126 (any other reason) with the system's words, one that hangs 124."""
+    argv = command_path(argv, TOOLS)
     try:
         proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                              timeout=20, env=dict(os.environ, LC_ALL="C"), check=False)
-    except FileNotFoundError:
-        return 127, "", "%s: not found" % argv[0]
+                              timeout=TIMEOUT, env=command_environment(dict(os.environ)), check=False)
+    except OSError as exc:
+        return 127 if exc.errno == errno.ENOENT else 126, "", "%s: %s" % (argv[0], exc.strerror)
     except subprocess.TimeoutExpired:
-        return 124, "", "%s: timed out" % argv[0]
+        return 124, "", "%s: timed out after %d s" % (argv[0], TIMEOUT)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -47,7 +65,11 @@ def read(path):
         return None
 
 
-def slurm_action(node, status, failed, prefix):
+def slurm_action(node, checks, prefix):
+    """Drain on a failed check; resume this program's own drain once nothing fails and every
+    check its reason names was judged again (not left unjudged by a tool that could not run)."""
+    status = verdict(checks)
+    failed = [c["check"] for c in checks if c["status"] == "fail"]
     rc, out, _err = run(["scontrol", "show", "node", node])
     if rc != 0:
         return "scontrol did not answer: no action"
@@ -64,6 +86,9 @@ def slurm_action(node, status, failed, prefix):
     if status == "fail" and not drained:
         run(["scontrol", "update", "nodename=" + node, "state=drain", "reason=%s %s" % (prefix, ",".join(failed))])
         return "drained"
+    blind = unjudged(checks, reason_checks(reason, prefix))
+    if status != "fail" and drained and blind:
+        return "kept drained (not judged: %s)" % ",".join(blind)
     if status != "fail" and drained and ours:
         run(["scontrol", "update", "nodename=" + node, "state=resume"])
         return "resumed"
@@ -79,19 +104,23 @@ def main():
     args = parser.parse_args()
     config = json.loads(read(args.config) or "{}")
     expected = config.get("expected") or {}
-    observed = collect(run, read, config.get("settings") or {}, expected)
+    settings = config.get("settings") or {}
+    TOOLS.update(settings.get("tools") or {})
+    observed = collect(run, read, settings, expected)
     checks = evaluate(observed, expected)
     status = verdict(checks)
-    failed = [c["check"] for c in checks if c["status"] == "fail"]
-    action = slurm_action(args.node, status, failed, config.get("reason_prefix") or "gpucluster-validation:") \
+    tooling = tooling_faults(checks)
+    action = slurm_action(args.node, checks, config.get("reason_prefix") or "gpucluster-validation:") \
         if args.slurm else None
     if args.json:
-        json.dump({"node": args.node, "verdict": status, "checks": checks, "action": action}, sys.stdout, indent=1)
+        json.dump({"node": args.node, "verdict": status, "checks": checks, "tooling": tooling, "action": action},
+                  sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         for check in checks:
             print("%-5s %-16s %s" % (check["status"].upper(), check["check"], check["message"]))
-        print("%s: %s%s" % (args.node, status, " (%s)" % action if action else ""))
+        print("%s: %s%s%s" % (args.node, status, " (tooling: %s)" % ",".join(tooling) if tooling else "",
+                              " (%s)" % action if action else ""))
     return 1 if status == "fail" else 0
 
 

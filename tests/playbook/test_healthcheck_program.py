@@ -1,0 +1,129 @@
+# Copyright: gpucluster.core contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""roles/validation/files/gpucluster-healthcheck.py installed as the validation role installs it
+(the program with the collection's module_utils next to it) and run as slurmd runs its
+HealthCheckProgram: `env -i`, no PATH, --slurm. A tool that cannot run (missing, not executable)
+must give a tooling warn and no drain (issue 32: "nvidia-smi: not found" drained every node);
+a real fault (a real capture with fewer GPUs than expected) must still drain. scontrol is a
+stand-in that answers `show node` from a file and logs every call."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAM = ROOT / "roles" / "validation" / "files" / "gpucluster-healthcheck.py"
+MODULES = yaml.safe_load((ROOT / "roles" / "validation" / "vars" / "main.yml").read_text())["__validation_healthcheck_modules"]
+H100 = ROOT / "tests" / "unit" / "fixtures" / "h100-80gb-hbm3-driver580" / "nvidia-smi-q.xml"
+SCONTROL = """#!/bin/sh
+echo "$*" >> "%(log)s"
+[ "$1" = show ] && cat "%(node)s"
+exit 0
+"""
+IDLE = "NodeName=gpu01 Arch=x86_64\n   State=IDLE ThreadsPerCore=1\n   Reason=\n"
+OURS = ("NodeName=gpu01 Arch=x86_64\n   State=IDLE+DRAIN ThreadsPerCore=1\n"
+        "   Reason=gpucluster-validation: gpu_count [root@2026-11-27T14:00:00]\n")
+ADMIN_OTHER = ("NodeName=gpu01 Arch=x86_64\n   State=IDLE+DRAIN ThreadsPerCore=1\n"
+               "   Reason=gpucluster-validation: mounts [root@2026-11-27T14:00:00]\n")
+
+
+def install(tmp_path: Path) -> Path:
+    """The layout tools.yml makes under /usr/local/lib/gpucluster."""
+    lib = tmp_path / "lib"
+    utils = lib / "ansible_collections" / "gpucluster" / "core" / "plugins" / "module_utils"
+    utils.mkdir(parents=True)
+    for name in MODULES:
+        shutil.copy(ROOT / "plugins" / "module_utils" / name, utils / name)
+    shutil.copy(PROGRAM, lib / PROGRAM.name)
+    return lib / PROGRAM.name
+
+
+def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: int = 1) -> tuple[dict, list[str]]:
+    """Run the installed program under env -i with --slurm --json; (its JSON, scontrol's calls)."""
+    program = install(tmp_path)
+    vendor = tmp_path / "vendor" / "bin"  # outside any default search path, as /usr/local/bin was for slurmd
+    vendor.mkdir(parents=True)
+    missing = tmp_path / "missing"
+    tools = {name: str(missing / name) for name in ("systemctl", "journalctl", "dmesg", "timeout", "stat")}
+    log = tmp_path / "scontrol.log"
+    (tmp_path / "node.txt").write_text(node_state, encoding="utf-8")
+    scontrol = vendor / "scontrol"
+    scontrol.write_text(SCONTROL % {"log": log, "node": tmp_path / "node.txt"}, encoding="utf-8")
+    scontrol.chmod(0o755)
+    tools["scontrol"] = str(scontrol)
+    tools["nvidia-smi"] = str(missing / "nvidia-smi")
+    if nvidia_smi is not None:
+        (vendor / "nvidia-smi").write_text(nvidia_smi, encoding="utf-8")
+        (vendor / "nvidia-smi").chmod(0o755 if nvidia_smi.startswith("#!") else 0o644)
+        tools["nvidia-smi"] = str(vendor / "nvidia-smi")
+    config = {"expected": {"gpu_count": {"value": gpus, "source": "Slurm (gres/gpu=%d)" % gpus}},
+              "reason_prefix": "gpucluster-validation:", "settings": {"nvidia_smi": "nvidia-smi", "tools": tools}}
+    (tmp_path / "healthcheck.json").write_text(json.dumps(config), encoding="utf-8")
+    proc = subprocess.run(["/usr/bin/env", "-i", shutil.which("python3") or "/usr/bin/python3", str(program),
+                           "--config", str(tmp_path / "healthcheck.json"), "--node", "gpu01", "--slurm", "--json"],
+                          capture_output=True, text=True, timeout=120, env={}, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    calls = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return json.loads(proc.stdout), calls
+
+
+def check(document: dict, name: str) -> dict:
+    return next(item for item in document["checks"] if item["check"] == name)
+
+
+@pytest.mark.parametrize("nvidia_smi, words", [
+    (None, "No such file or directory"),
+    ("not a program\n", "Permission denied"),
+], ids=["missing", "not-executable"])
+def test_tool_that_cannot_run_warns_and_drains_nothing(tmp_path, nvidia_smi, words):
+    document, calls = healthcheck(tmp_path, IDLE, nvidia_smi, gpus=8)
+    gpu_count = check(document, "gpu_count")
+    where = tmp_path / ("missing" if nvidia_smi is None else "vendor/bin") / "nvidia-smi"
+    assert (gpu_count["status"], gpu_count["measured"], gpu_count["tooling"], gpu_count["message"]) == (
+        "warn", None, True,
+        "nvidia-smi could not be used, no GPU judged: nvidia-smi rc=%d: %s: %s" % (
+            127 if nvidia_smi is None else 126, where, words))
+    assert check(document, "xid")["message"] == (
+        "the kernel log could not be read: journalctl rc=127: %s/journalctl: No such file or directory; "
+        "dmesg rc=127: %s/dmesg: No such file or directory" % (tmp_path / "missing", tmp_path / "missing"))
+    assert (document["verdict"], document["tooling"], document["action"]) == ("warn", ["gpu_count", "xid"], "none")
+    assert [c["check"] for c in document["checks"] if c["status"] == "fail"] == []
+    assert calls == ["show node gpu01"]
+
+
+def test_own_drain_is_kept_while_its_check_cannot_be_judged(tmp_path):
+    document, calls = healthcheck(tmp_path, OURS, None, gpus=8)
+    assert (document["verdict"], document["action"]) == ("warn", "kept drained (not judged: gpu_count)")
+    assert calls == ["show node gpu01"]
+
+
+def test_own_drain_for_a_check_judged_again_is_resumed(tmp_path):
+    # drained for mounts, which passes now (none expected): the nvidia-smi fault does not block it
+    document, calls = healthcheck(tmp_path, ADMIN_OTHER, None, gpus=8)
+    assert (document["verdict"], document["action"]) == ("warn", "resumed")
+    assert calls == ["show node gpu01", "update nodename=gpu01 state=resume"]
+
+
+def test_tool_outside_the_default_path_is_found_and_a_real_fault_drains(tmp_path):
+    # nvidia-smi in a vendor directory, named by absolute path in the config: it runs under env -i,
+    # and the real H100 capture (1 GPU) where 8 are expected is a hardware verdict: drained.
+    document, calls = healthcheck(tmp_path, IDLE, "#!/bin/sh\nexec /bin/cat %s\n" % H100, gpus=8)
+    gpu_count = check(document, "gpu_count")
+    assert (gpu_count["status"], gpu_count["measured"], gpu_count["message"]) == (
+        "fail", 1, "1 GPUs answer nvidia-smi, 8 expected")
+    assert "tooling" not in gpu_count
+    assert (document["verdict"], document["action"]) == ("fail", "drained")
+    assert calls == ["show node gpu01", "update nodename=gpu01 state=drain reason=gpucluster-validation: gpu_count"]
+
+
+def test_healthy_node_with_its_tool_resumes_its_own_drain(tmp_path):
+    document, calls = healthcheck(tmp_path, OURS, "#!/bin/sh\nexec /bin/cat %s\n" % H100, gpus=1)
+    assert check(document, "gpu_count")["status"] == "pass"
+    assert (document["verdict"], document["tooling"], document["action"]) == ("warn", ["xid"], "resumed")
+    assert calls == ["show node gpu01", "update nodename=gpu01 state=resume"]

@@ -24,9 +24,9 @@ description:
     expected rate), C(mounts) (the shared file systems mounted) and C(services) (running)."
   - Each result is C(pass), C(warn), C(fail) or C(skip) (nothing to judge, or turned off by I(severity)).
     The module itself never fails on a bad node; it fails only when its input is unusable.
-  - A tool that cannot run (not found, not executable, the driver not answering, output that does not parse) is a tooling
+  - "A tool that cannot run (not found, not executable, the driver not answering, output that does not parse) is a tooling
     fault, never a hardware verdict: its check warns with the command's own words (never C(0) GPUs or a port down) and
-    the checks that need its output skip. Whole C(nvidia-smi -q -x) XML is judged whatever nvidia-smi's exit code.
+    the checks that need its output skip. Whole C(nvidia-smi -q -x) XML is judged whatever nvidia-smi's exit code."
   - The same checks run as Slurm's C(HealthCheckProgram) through the validation role's C(gpucluster-healthcheck).
 author:
   - gpucluster.core developers (@gpucluster)

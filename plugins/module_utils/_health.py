@@ -216,6 +216,9 @@ def _check_gpus(res, observed, expected):
     elif observed.get("persistenced_active"):
         res.add("persistence_mode", True, "nvidia-persistenced", "Enabled", None,
                 "nvidia-persistenced is running")
+    elif off and observed.get("persistenced_error"):
+        res.tool_fault("persistence_mode", "persistence mode off on %s, and whether nvidia-persistenced runs is unknown: %s"
+                       % (_gpu_list(gpus, off), observed["persistenced_error"]), "Enabled")
     else:
         res.add("persistence_mode", not off, "Disabled" if off else "Enabled", "Enabled", None,
                 "persistence mode off on %s and nvidia-persistenced is not running" % _gpu_list(gpus, off)
@@ -587,8 +590,10 @@ def collect(run, read_file, settings, expected):
             home = settings.get("cuda_home") or "/usr/local/cuda"
             observed["cuda_toolkit_version"] = cuda_toolkit_version(
                 run, settings.get("nvcc") or home + "/bin/nvcc", read_file(home + "/version.json"))
-        rc, _out, _err = run(["systemctl", "is-active", "--quiet", "nvidia-persistenced"])
+        rc, out, err = run(["systemctl", "is-active", "--quiet", "nvidia-persistenced"])
         observed["persistenced_active"] = rc == 0
+        if rc in (124, 126, 127):  # systemctl could not be started or hung: nothing is known
+            observed["persistenced_error"] = tool_error("systemctl", rc, out, err)
         minutes = int(settings.get("kernel_log_minutes") or 60)
         rc, out, err = run(["journalctl", "--dmesg", "--no-pager", "--quiet", "--since", "-%dmin" % minutes])
         window = "the kernel log of the last %d minutes" % minutes

@@ -458,6 +458,21 @@ def test_v100_with_a_gpu_fallen_off():
     }
 
 
+@pytest.mark.parametrize("answer, status, tooling, message", [
+    # systemctl answered: nvidia-persistenced is not running, a real finding (severity fail here)
+    ((3, "", ""), "fail", False, "persistence mode off on GPU0 (00000000:00:1E.0) and nvidia-persistenced is not running"),
+    # systemctl could not run: a tooling warn even at severity fail
+    ((127, "", "/nonexistent/systemctl: No such file or directory"), "warn", True,
+     "persistence mode off on GPU0 (00000000:00:1E.0), and whether nvidia-persistenced runs is unknown: "
+     "systemctl rc=127: /nonexistent/systemctl: No such file or directory"),
+    ((0, "", ""), "pass", False, "nvidia-persistenced is running"),
+])
+def test_persistence_off_when_systemctl_cannot_tell(answer, status, tooling, message):
+    run = Runner({SMI_ARGV: (0, xml(A10G), ""), PERSISTENCED: answer, journal(): (0, dmesg(), "")})
+    item = one(evaluate(collect(run, reader({}), {}, {}), {"severity": {"persistence_mode": "fail"}}), "persistence_mode")
+    assert (item["status"], item.get("tooling", False), item["message"]) == (status, tooling, message)
+
+
 def test_persistenced_running_passes_persistence_off():
     item = one(evaluate({"nvidia_smi": smi(V100), "persistenced_active": True}, {}), "persistence_mode")
     assert (item["status"], item["measured"], item["expected"], item["message"]) == (

@@ -323,9 +323,9 @@ def _document(run: Mapping[str, Any], checks: Mapping[str, Sequence[Mapping[str,
     verdicts = {n["host"]: n["verdict"] for n in draft["nodes"] if n["host"] not in unreachable and n["checks"]}
     failing = {n["host"]: vchecks.failing_checks(n["checks"]) for n in draft["nodes"]}
     actions = vchecks.node_actions(verdicts, failing, slurm_nodes or {}, settings["validation_policy"],
-                                   settings["validation_reason_prefix"], settings.get("resumed_early") or [])
+                                   settings["validation_reason_prefix"], settings.get("resumed_early") or [], nodes)
     cordons = vchecks.cordon_actions(verdicts, failing, kubernetes_nodes or {}, settings["validation_policy"],
-                                     settings["validation_reason_prefix"])
+                                     settings["validation_reason_prefix"], nodes)
     for node in draft["nodes"]:
         node["action"] = actions.get(node["host"]) or {"kind": "none", "reason": None}
         node["cordon"] = cordons.get(node["host"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ansible_collections.gpucluster.core.plugins.module_utils._health import reason_checks
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan import (
     POLICIES,
@@ -101,29 +102,43 @@ def failing_checks(checks: Sequence[Mapping[str, Any]]) -> List[str]:
     return [c["check"] for c in checks if c["status"] == "fail"]
 
 
+def not_judged(checks: Sequence[Mapping[str, Any]], reason: Optional[str], prefix: str) -> List[str]:
+    """Those of the checks a drain or cordon reason of this validation names (``<prefix> gpu_count,xid``)
+    that this run could not judge: their tool could not run (``tooling``, a warn). The repair is not
+    proven, so the node stays out of service; none when the reason is not this validation's."""
+    names = reason_checks(reason or "", prefix)
+    return [c["check"] for c in checks if c["check"] in names and c.get("tooling")]
+
+
 def resumable(hosts: Sequence[str], health: Mapping[str, Optional[Mapping[str, Any]]],
               slurm: Mapping[str, Mapping[str, Any]], prefix: str) -> List[str]:
     """Nodes this validation drained (reason starts with ``prefix``) whose passive checks do not
-    fail now: resumed before the active checks so that the jobs test them again."""
+    fail now, and judged every check the drain names: resumed before the active checks so that the
+    jobs test them again."""
     out = []
     for host in sorted(hosts, key=natural_key):
         node = slurm.get(host)
-        verdict = (health.get(host) or {}).get("verdict")
-        if node and drained(node) and (node.get("reason") or "").startswith(prefix) and verdict in ("pass", "warn"):
+        result = health.get(host) or {}
+        if (node and drained(node) and (node.get("reason") or "").startswith(prefix)
+                and result.get("verdict") in ("pass", "warn")
+                and not not_judged(result.get("checks") or [], node.get("reason"), prefix)):
             out.append(host)
     return out
 
 
 def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str]],
                  slurm: Mapping[str, Mapping[str, Any]], policy: str, prefix: str,
-                 resumed_early: Sequence[str] = ()) -> Dict[str, Dict[str, Any]]:
+                 resumed_early: Sequence[str] = (),
+                 checks: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None) -> Dict[str, Dict[str, Any]]:
     """What to do in Slurm with each judged node.
 
     A failing node is drained with the reason ``<prefix> <checks>``; a node this validation
-    drained (its reason starts with ``prefix``) is resumed when it passes (or only warns);
-    a node drained for any other reason (an admin's) is never touched. ``report`` only says
-    what it would do. Nodes Slurm does not know get nothing. ``resumed_early``: the nodes
-    resumed before the active checks (see resumable), drained again if they failed them.
+    drained (its reason starts with ``prefix``) is resumed when it passes (or only warns), unless
+    a check its reason names could not be judged (``checks``: each node's results; see
+    not_judged): then it is kept drained. A node drained for any other reason (an admin's) is never
+    touched. ``report`` only says what it would do. Nodes Slurm does not know get nothing.
+    ``resumed_early``: the nodes resumed before the active checks (see resumable), drained again if
+    they failed them.
     """
     _check_policy(policy)
     out: Dict[str, Dict[str, Any]] = {}
@@ -151,6 +166,8 @@ def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str
                 out[host] = {"kind": "would drain (report only)", "reason": reason}
             else:
                 out[host] = {"kind": "drained", "reason": reason}
+        elif is_drained and ours and not_judged((checks or {}).get(host) or [], node.get("reason"), prefix):
+            out[host] = {"kind": "kept drained (not judged)", "reason": node.get("reason")}
         elif is_drained and ours:
             out[host] = {"kind": "would resume (report only)" if policy == "report" else "resumed",
                          "reason": node.get("reason")}
@@ -165,18 +182,21 @@ def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str
 # Kubernetes: cordon and uncordon
 # ---------------------------------------------------------------------------
 
-CORDON_KINDS = ("cordoned", "uncordoned", "none", "kept cordoned (admin)", "would cordon (report only)",
+CORDON_KINDS = ("cordoned", "uncordoned", "none", "kept cordoned (admin)", "kept cordoned (not judged)",
+                "would cordon (report only)",
                 "would uncordon (report only)")
 
 
 def cordon_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str]],
                    kubernetes: Mapping[str, Mapping[str, Any]], policy: str,
-                   prefix: str) -> Dict[str, Dict[str, Any]]:
+                   prefix: str,
+                   checks: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None) -> Dict[str, Dict[str, Any]]:
     """What to do in Kubernetes with each judged node it knows.
 
     A failing node is cordoned and marked with the reason ``<prefix> <checks>`` (the same words
     as its Slurm drain); a node the validation cordoned (unschedulable with the mark) is
-    uncordoned when it passes or only warns; a node cordoned without the mark (an admin's) is
+    uncordoned when it passes or only warns, unless a check its mark names could not be judged
+    (``checks``, as in node_actions); a node cordoned without the mark (an admin's) is
     never touched. Cordoning keeps the pods that run (as Slurm's drain keeps its jobs) and stops
     new ones. ``report`` only says what it would do. ``unmark``: the mark is to be removed.
     """
@@ -196,6 +216,8 @@ def cordon_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[s
             elif not (ours and node.get("mark") == wanted):
                 kind = "would cordon (report only)" if policy == "report" else "cordoned"
             reason = wanted
+        elif ours and not_judged((checks or {}).get(host) or [], node.get("mark"), prefix):
+            kind = "kept cordoned (not judged)"
         elif ours:
             kind = "would uncordon (report only)" if policy == "report" else "uncordoned"
         elif node["unschedulable"]:

@@ -43,7 +43,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan i
 
 VERDICTS = ("pass", "warn", "fail")
 CHECK_KINDS = ("passive", "active")
-ACTIONS = ("drained", "resumed", "none", "kept drained (admin)", "would drain (report only)",
+ACTIONS = ("drained", "resumed", "none", "kept drained (admin)", "kept drained (not judged)", "would drain (report only)",
            "would resume (report only)")
 COUNT_ORDER = ("fail", "warn", "pass", "skip")
 _SEVERITY = {"fail": 0, "warn": 1, "skip": 2, "pass": 3}

@@ -13,6 +13,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpucluster.core.plugins.filter.validation import FilterModule
 from ansible_collections.gpucluster.core.plugins.module_utils._ibstat import parse_ibstat, summarize
+from ansible_collections.gpucluster.core.tests.unit.plugins.plugin_utils.validation.validation_helpers import node_text
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import read_fixture
 
 # Each validation filter by its name less the prefix: V.fabric_remix is validation_fabric_remix.
@@ -233,6 +234,33 @@ def test_document_cordons_in_kubernetes_beside_slurms_drain():
     assert "- Kubernetes: cp1\n" in markdown
     html = V.report(doc, "html")
     assert "kept cordoned (admin) (gpucluster-validation: gpu_count)" in html
+
+
+def test_document_keeps_a_drain_and_cordon_whose_check_could_not_be_judged():
+    """gpu02 was drained and cordoned for gpu_count; this run's nvidia-smi could not run there (a
+    tooling warn): the repair is not proven, so neither is lifted. gpu01's drain for gpu_count is
+    lifted: its GPUs were counted and passed."""
+    view = V.kubernetes_nodes(KUBE_NODES, {"gpu01": {"kubernetes_node_name": "gpu01.k8s.lan"}, "gpu02": {}},
+                              ["gpu01", "gpu02"], KUBE_MARK)
+    reason = "gpucluster-validation: gpu_count [root@06/02-14:01:24]"
+    slurm = V.scontrol_nodes(node_text(name="gpu01", state="IDLE+DRAIN", reason=reason) + "\n"
+                             + node_text(name="gpu02", state="IDLE+DRAIN", reason=reason))
+    tooling = [dict(passive("warn")[0], measured=None, tooling=True,
+                    message="nvidia-smi could not be used, no GPU judged: nvidia-smi rc=127: No such file or directory")]
+    doc = V.document(
+        {"id": "r1", "started": "2026-11-26T08:00:00Z", "finished": "2026-11-26T08:01:00Z", "checks_run": ["passive"],
+         "policy": "drain", "controller": "head", "baseline": None, "kubernetes": "cp1"},
+        {"gpu01": passive("pass"), "gpu02": tooling}, {}, [], [], slurm, SETTINGS, None, view)
+    by_host = {node["host"]: node for node in doc["nodes"]}
+    assert by_host["gpu02"]["verdict"] == "warn"
+    assert by_host["gpu02"]["action"] == {"kind": "kept drained (not judged)", "reason": reason}
+    assert by_host["gpu02"]["cordon"] == {"node": "gpu02", "kind": "kept cordoned (not judged)",
+                                          "reason": "gpucluster-validation: gpu_count", "unmark": False}
+    assert by_host["gpu01"]["action"] == {"kind": "resumed", "reason": reason}
+    assert V.report(doc, "summary")[1:] == [
+        "gpu01 PASS [resumed]",
+        "gpu02 WARN [kept drained (not judged); kept cordoned (not judged)] - gpu_count: nvidia-smi could not be used, "
+        "no GPU judged: nvidia-smi rc=127: No such file or directory"]
 
 
 def test_kubernetes_nodes_bad_output_is_a_filter_error():

@@ -25,6 +25,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._checks
     maintenance_errors,
     maintenance_to_drain,
     node_actions,
+    not_judged,
     node_expectations,
     resumable,
 )
@@ -196,6 +197,43 @@ def test_node_actions(host, verdict, failing, policy, want):
     assert want["kind"] in REPORT_ACTIONS  # the results document's schema takes it
 
 
+def _tooling(name, status="warn"):
+    return {"check": name, "status": status, "tooling": True, "message": "nvidia-smi could not be used"}
+
+
+@pytest.mark.parametrize("checks, reason, want", [
+    ([_tooling("xid")], "gpucluster-validation: xid [root@06/02-14:01:24]", ["xid"]),
+    ([_tooling("gpu_count"), _tooling("xid")], "gpucluster-validation: gpu_count,hca_ports", ["gpu_count"]),
+    # a judged check, or a tooling fault of a check the reason does not name, proves nothing against it
+    ([{"check": "xid", "status": "warn", "message": "Xid 13"}], "gpucluster-validation: xid", []),
+    ([_tooling("gpu_count")], "gpucluster-validation: xid", []),
+    # not this validation's reason (an admin's), or none
+    ([_tooling("xid")], "xid seen [root@06/02-14:01:24]", []),
+    ([_tooling("xid")], None, []),
+    ([], "gpucluster-validation: xid", []),
+])
+def test_not_judged(checks, reason, want):
+    assert not_judged(checks, reason, PREFIX) == want
+
+
+@pytest.mark.parametrize("host, checks, policy, want", [
+    # drained by us for xid; this run could not read the kernel log: kept drained, in every policy
+    ("adev2", [_tooling("xid")], "drain", {"kind": "kept drained (not judged)",
+                                           "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"}),
+    ("adev2", [_tooling("xid")], "report", {"kind": "kept drained (not judged)",
+                                            "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"}),
+    # a tool that could not run for another check: the drain's own check passed, resumed
+    ("adev2", [_tooling("gpu_count"), {"check": "xid", "status": "pass"}], "drain",
+     {"kind": "resumed", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"}),
+    # an admin's drain and an undrained node: as without tooling faults
+    ("adev3", [_tooling("xid")], "drain", {"kind": "kept drained (admin)", "reason": "Kill task failed [root@2024-08-08T19:12:57]"}),
+    ("adev1", [_tooling("xid")], "drain", {"kind": "none", "reason": None}),
+])
+def test_node_actions_keep_a_drain_whose_check_was_not_judged(host, checks, policy, want):
+    assert node_actions({host: "warn"}, {host: []}, slurm_view(), policy, PREFIX, (), {host: checks}) == {host: want}
+    assert want["kind"] in REPORT_ACTIONS
+
+
 def test_node_actions_bad_policy():
     with pytest.raises(RuleError) as exc:
         node_actions({}, {}, {}, "drain-all", PREFIX)
@@ -241,6 +279,17 @@ CORDONS = [
 def test_cordon_actions(host, verdict, failing, policy, kind, reason, unmark):
     assert kind in CORDON_KINDS
     assert cordon_actions({host: verdict}, {host: failing}, kube_view(), policy, PREFIX) == {
+        host: {"node": host, "kind": kind, "reason": reason, "unmark": unmark}}
+
+
+@pytest.mark.parametrize("host, checks, kind, reason, unmark", [
+    ("kdev2", [_tooling("xid")], "kept cordoned (not judged)", "gpucluster-validation: xid", False),
+    ("kdev2", [_tooling("gpu_count")], "uncordoned", "gpucluster-validation: xid", True),
+    ("kdev3", [_tooling("xid")], "kept cordoned (admin)", None, False),
+])
+def test_cordon_actions_keep_a_cordon_whose_check_was_not_judged(host, checks, kind, reason, unmark):
+    assert kind in CORDON_KINDS
+    assert cordon_actions({host: "warn"}, {host: []}, kube_view(), "drain", PREFIX, {host: checks}) == {
         host: {"node": host, "kind": kind, "reason": reason, "unmark": unmark}}
 
 
@@ -323,6 +372,9 @@ def test_maintenance_drains_only_what_is_not_drained():
     ({"gpu1": {"verdict": "pass"}, "gpu2": {"verdict": "pass"}, "gpu3": {"verdict": "warn"}}, ["gpu3"]),
     ({"gpu3": {"verdict": "fail"}}, []),
     ({"gpu3": None}, []),
+    # drained for gpu_count, which this run could not judge (nvidia-smi could not run): not resumed
+    ({"gpu3": {"verdict": "warn", "checks": [_tooling("gpu_count")]}}, []),
+    ({"gpu3": {"verdict": "warn", "checks": [_tooling("xid"), {"check": "gpu_count", "status": "pass"}]}}, ["gpu3"]),
 ])
 def test_resumable_only_own_drains_that_pass(health, expected):
     assert resumable(["gpu1", "gpu2", "gpu3", "gpu10"], health, SLURM_MIXED, "gpucluster-validation:") == expected

@@ -322,10 +322,12 @@ def _document(run: Mapping[str, Any], checks: Mapping[str, Sequence[Mapping[str,
     # Only nodes with results are judged: a run limited by tags to no check resumes nothing.
     verdicts = {n["host"]: n["verdict"] for n in draft["nodes"] if n["host"] not in unreachable and n["checks"]}
     failing = {n["host"]: vchecks.failing_checks(n["checks"]) for n in draft["nodes"]}
+    budget = (float(settings.get("validation_drain_budget_fraction", vchecks.DEFAULT_BUDGET[0])),
+              int(settings.get("validation_drain_budget_min_nodes", vchecks.DEFAULT_BUDGET[1])))
     actions = vchecks.node_actions(verdicts, failing, slurm_nodes or {}, settings["validation_policy"],
-                                   settings["validation_reason_prefix"], settings.get("resumed_early") or [], nodes)
+                                   settings["validation_reason_prefix"], settings.get("resumed_early") or [], nodes, budget)
     cordons = vchecks.cordon_actions(verdicts, failing, kubernetes_nodes or {}, settings["validation_policy"],
-                                     settings["validation_reason_prefix"], nodes)
+                                     settings["validation_reason_prefix"], nodes, budget)
     for node in draft["nodes"]:
         node["action"] = actions.get(node["host"]) or {"kind": "none", "reason": None}
         node["cordon"] = cordons.get(node["host"])

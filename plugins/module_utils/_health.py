@@ -20,6 +20,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # pylint: disable=invalid-name
 
 import json
+import math
 import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -76,6 +77,16 @@ SERVICE_STATES = ("active", "reloading", "inactive", "failed", "activating", "de
 # The search path the health check program adds after its own (Slurm runs it with an empty
 # environment): vendor tools often live in /usr/local/bin, the Slurm and IB tools in sbin.
 FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+# The drain budget's defaults (the validation role's validation_drain_budget_fraction and
+# validation_drain_budget_min_nodes): this system keeps at most 10 % of the nodes drained at once,
+# and at least 2 (so a small cluster can still take one faulty node out, and a second one).
+DRAIN_BUDGET_FRACTION = 0.1
+DRAIN_BUDGET_MIN_NODES = 2
+
+_SCONTROL_NODE_RE = re.compile(r"^NodeName=(\S+)")
+_GRES_GPU_RE = re.compile(r"(?:^|,)gpu(?::[^:,()]+)?:(\d+)")
+_NATURAL_RE = re.compile(r"(\d+)")
 
 
 class HealthError(Exception):
@@ -652,3 +663,103 @@ def hardware(observed):
         "pcie_max_gen": max(gens) if gens else None,
         "ibstat": observed.get("ibstat"),
     }
+
+
+# ---------------------------------------------------------------------------
+# The scheduler's view and the drain budget (shared by the controller and the node program)
+# ---------------------------------------------------------------------------
+
+def natural_key(name):
+    # type: (str) -> List[Any]
+    """node2 before node10."""
+    return [int(part) if part.isdigit() else part for part in _NATURAL_RE.split(name)]
+
+
+def scontrol_nodes(text):
+    # type: (str) -> Dict[str, Dict[str, Any]]
+    """``scontrol show node`` (multi-line form) -> {node: {state, flags, reason, gpus}}.
+
+    ``state`` is the base state (IDLE, MIXED, ALLOCATED, DOWN...), ``flags`` the ``+`` flags
+    (DRAIN, NOT_RESPONDING...), ``reason`` the whole Reason line (it may hold blanks) or None,
+    ``gpus`` the configured ``gpu`` GRES count (``Gres=gpu:8``, ``gpu:h100:8(S:0-1)``) or None.
+    Raises HealthError for text that is not that listing.
+    """
+    nodes = {}  # type: Dict[str, Dict[str, Any]]
+    current = None  # type: Optional[Dict[str, Any]]
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        match = _SCONTROL_NODE_RE.match(line)
+        if match:
+            current = {"state": None, "flags": [], "reason": None, "gpus": None}
+            nodes[match.group(1)] = current
+        elif current is None:
+            raise HealthError("scontrol show node: line %d comes before any NodeName= line: %s" % (number, line))
+        if line.startswith("Reason="):
+            current["reason"] = line[len("Reason="):].strip() or None
+            continue
+        for field in line.split():
+            key, dummy, value = field.partition("=")
+            if key == "State":
+                parts = value.split("+")
+                current["state"] = parts[0].rstrip("*")
+                current["flags"] = parts[1:]
+            elif key == "Gres":
+                found = _GRES_GPU_RE.findall(value)
+                current["gpus"] = sum(int(count) for count in found) if found else None
+    for name, node in nodes.items():
+        if node["state"] is None:
+            raise HealthError("scontrol show node: node %s has no State= field" % name)
+    return nodes
+
+
+def node_drained(node):
+    # type: (Dict[str, Any]) -> bool
+    """Whether a node of scontrol_nodes is drained or draining."""
+    return "DRAIN" in node["flags"] or node["state"] in ("DRAINED", "DRAINING")
+
+
+def drained_by(nodes, prefix):
+    # type: (Dict[str, Dict[str, Any]], str) -> List[str]
+    """The nodes of scontrol_nodes drained by this system (the reason starts with ``prefix``), in
+    natural order. An admin's drain (any other reason) is not this system's."""
+    return sorted((name for name, node in nodes.items()
+                   if node_drained(node) and (node.get("reason") or "").startswith(prefix)), key=natural_key)
+
+
+def drain_budget(total, fraction, min_nodes):
+    # type: (int, float, int) -> int
+    """How many of the ``total`` nodes the scheduler lists this system may keep drained at once:
+    ``fraction`` of them rounded down, at least ``min_nodes``."""
+    # The tolerance keeps 0.29 * 100 (28.999999999999996 in binary) at 29.
+    return max(int(min_nodes), int(math.floor(fraction * total + 1e-9)))
+
+
+def budget_split(total, ours, wanted, fraction, min_nodes, prefix, verb="drained"):
+    # type: (int, List[str], List[str], float, int, str, str) -> Dict[str, Any]
+    """Which of the nodes that want a drain get it within the drain budget, in natural order.
+
+    ``total``: the nodes the scheduler lists; ``ours``: those this system keeps drained (its
+    reason, ``prefix``; an admin's drains are not counted: the budget limits what this system
+    does); ``wanted``: the nodes to drain. A node of ``wanted`` already in ``ours`` (drained by
+    this system, failing again) is drained again without spending budget.
+    Returns ``{drain, held, budget, drained, why}``: ``drained`` the nodes this system keeps drained
+    once ``drain`` is done, ``why`` the words a held node carries (empty when none is held; ``verb``:
+    what this system does to a node, ``cordoned`` in Kubernetes).
+    """
+    budget = drain_budget(total, fraction, min_nodes)
+    kept = set(ours)
+    drain = []  # type: List[str]
+    held = []  # type: List[str]
+    for host in sorted(set(wanted), key=natural_key):
+        if host in kept or len(kept) < budget:
+            kept.add(host)
+            drain.append(host)
+        else:
+            held.append(host)
+    why = ""
+    if held:
+        why = ("drain budget spent: %d of %d nodes %s by %s, budget %d (%s%% of %d, at least %d)"
+               % (len(kept), total, verb, prefix.rstrip(":") or prefix, budget, "%g" % (fraction * 100), total, int(min_nodes)))
+    return {"drain": drain, "held": held, "budget": budget, "drained": len(kept), "why": why}

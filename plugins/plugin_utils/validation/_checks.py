@@ -13,9 +13,14 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.gpucluster.core.plugins.module_utils._health import reason_checks
+from ansible_collections.gpucluster.core.plugins.module_utils._health import (
+    DRAIN_BUDGET_FRACTION,
+    DRAIN_BUDGET_MIN_NODES,
+    budget_split,
+    reason_checks,
+)
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan import (
     POLICIES,
@@ -126,10 +131,27 @@ def resumable(hosts: Sequence[str], health: Mapping[str, Optional[Mapping[str, A
     return out
 
 
+# What a node that wants a drain (or cordon) past the drain budget gets instead.
+HELD = "held (drain budget)"
+DEFAULT_BUDGET = (DRAIN_BUDGET_FRACTION, DRAIN_BUDGET_MIN_NODES)
+
+
+def _hold(out: Dict[str, Dict[str, Any]], kinds: Sequence[str], total: int, ours: Sequence[str],
+          budget: Tuple[float, int], prefix: str, verb: str) -> None:
+    """Turn the new drains (cordons) of ``out`` (those of ``kinds``) past the drain budget into
+    HELD, their reason saying why (module_utils _health.budget_split); ``ours``: the nodes this
+    validation keeps drained (cordoned) after this run's resumes."""
+    wanted = [host for host, action in out.items() if action["kind"] in kinds]
+    split = budget_split(total, list(ours), wanted, budget[0], budget[1], prefix, verb)
+    for host in split["held"]:
+        out[host] = dict(out[host], kind=HELD, reason="%s (not %s: %s)" % (out[host]["reason"], verb, split["why"]))
+
+
 def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str]],
                  slurm: Mapping[str, Mapping[str, Any]], policy: str, prefix: str,
                  resumed_early: Sequence[str] = (),
-                 checks: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None) -> Dict[str, Dict[str, Any]]:
+                 checks: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None,
+                 budget: Tuple[float, int] = DEFAULT_BUDGET) -> Dict[str, Dict[str, Any]]:
     """What to do in Slurm with each judged node.
 
     A failing node is drained with the reason ``<prefix> <checks>``; a node this validation
@@ -139,6 +161,10 @@ def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str
     touched. ``report`` only says what it would do. Nodes Slurm does not know get nothing.
     ``resumed_early``: the nodes resumed before the active checks (see resumable), drained again if
     they failed them.
+    ``budget``: (fraction, minimum nodes), the drain budget: this validation keeps at most that many
+    of the nodes Slurm lists drained at once (after this run's resumes); a new drain past it is
+    HELD, in natural host order. A node it drained already, failing again, spends nothing; an
+    admin's drains are not counted.
     """
     _check_policy(policy)
     out: Dict[str, Dict[str, Any]] = {}
@@ -175,6 +201,9 @@ def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str
             out[host] = {"kind": "kept drained (admin)", "reason": node.get("reason")}
         else:
             out[host] = {"kind": "none", "reason": None}
+    ours = [host for host, node in slurm.items() if drained(node) and (node.get("reason") or "").startswith(prefix)
+            and out.get(host, {}).get("kind") not in ("resumed", "would resume (report only)")]
+    _hold(out, ("drained", "would drain (report only)"), len(slurm), ours, budget, prefix, "drained")
     return out
 
 
@@ -184,13 +213,14 @@ def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str
 
 CORDON_KINDS = ("cordoned", "uncordoned", "none", "kept cordoned (admin)", "kept cordoned (not judged)",
                 "would cordon (report only)",
-                "would uncordon (report only)")
+                "would uncordon (report only)", HELD)
 
 
 def cordon_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str]],
                    kubernetes: Mapping[str, Mapping[str, Any]], policy: str,
                    prefix: str,
-                   checks: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None) -> Dict[str, Dict[str, Any]]:
+                   checks: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None,
+                   budget: Tuple[float, int] = DEFAULT_BUDGET) -> Dict[str, Dict[str, Any]]:
     """What to do in Kubernetes with each judged node it knows.
 
     A failing node is cordoned and marked with the reason ``<prefix> <checks>`` (the same words
@@ -199,6 +229,8 @@ def cordon_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[s
     (``checks``, as in node_actions); a node cordoned without the mark (an admin's) is
     never touched. Cordoning keeps the pods that run (as Slurm's drain keeps its jobs) and stops
     new ones. ``report`` only says what it would do. ``unmark``: the mark is to be removed.
+    ``budget``: the drain budget as in node_actions, over the nodes ``kubernetes`` holds and those
+    cordoned with the mark.
     """
     _check_policy(policy)
     out: Dict[str, Dict[str, Any]] = {}
@@ -226,6 +258,9 @@ def cordon_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[s
         # admin cordon of it would read as the validation's).
         unmark = policy != "report" and (kind == "uncordoned" or (node.get("stale", False) and verdict != "fail"))
         out[host] = {"node": node["node"], "kind": kind, "reason": reason, "unmark": unmark}
+    ours = [host for host, node in kubernetes.items() if node["unschedulable"] and node.get("mark") is not None
+            and out.get(host, {}).get("kind") not in ("uncordoned", "would uncordon (report only)")]
+    _hold(out, ("cordoned", "would cordon (report only)"), len(kubernetes), ours, budget, prefix, "cordoned")
     return out
 
 

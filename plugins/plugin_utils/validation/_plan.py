@@ -21,20 +21,18 @@ import json
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ansible_collections.gpucluster.core.plugins.module_utils import _health as health
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
 
 SCHEMA = "gpucluster.core/validation-result/v1"
 STATUSES = ("pass", "warn", "fail", "skip")
 POLICIES = ("report", "drain", "drain-and-stop")
 
-_NODE_RE = re.compile(r"^NodeName=(\S+)")
-_GRES_GPU_RE = re.compile(r"(?:^|,)gpu(?::[^:,()]+)?:(\d+)")
-_NATURAL_RE = re.compile(r"(\d+)")
 
 
 def natural_key(name: str) -> List[Any]:
     """node2 before node10."""
-    return [int(part) if part.isdigit() else part for part in _NATURAL_RE.split(name)]
+    return health.natural_key(name)
 
 
 def output_tail(text: Optional[str], limit: int = 600, empty: str = "no output") -> str:
@@ -53,40 +51,12 @@ def _section(item: Any, key: str) -> Mapping[str, Any]:
 # ---------------------------------------------------------------------------
 
 def parse_scontrol_nodes(text: str) -> Dict[str, Dict[str, Any]]:
-    """``scontrol show node`` (multi-line form) -> {node: {state, flags, reason, gpus}}.
-
-    ``state`` is the base state (IDLE, MIXED, ALLOCATED, DOWN...), ``flags`` the ``+`` flags
-    (DRAIN, NOT_RESPONDING...), ``reason`` the whole Reason line (it may hold blanks) or None,
-    ``gpus`` the configured ``gpu`` GRES count (``Gres=gpu:8``, ``gpu:h100:8(S:0-1)``) or None.
-    """
-    nodes: Dict[str, Dict[str, Any]] = {}
-    current: Optional[Dict[str, Any]] = None
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        match = _NODE_RE.match(line)
-        if match:
-            current = {"state": None, "flags": [], "reason": None, "gpus": None}
-            nodes[match.group(1)] = current
-        elif current is None:
-            raise RuleError("scontrol show node: line %d comes before any NodeName= line: %s" % (number, line))
-        if line.startswith("Reason="):
-            current["reason"] = line[len("Reason="):].strip() or None
-            continue
-        for field in line.split():
-            key, dummy, value = field.partition("=")
-            if key == "State":
-                parts = value.split("+")
-                current["state"] = parts[0].rstrip("*")
-                current["flags"] = parts[1:]
-            elif key == "Gres":
-                found = _GRES_GPU_RE.findall(value)
-                current["gpus"] = sum(int(count) for count in found) if found else None
-    for name, node in nodes.items():
-        if node["state"] is None:
-            raise RuleError("scontrol show node: node %s has no State= field" % name)
-    return nodes
+    """``scontrol show node`` (multi-line form) -> {node: {state, flags, reason, gpus}}: the node
+    program's parser (module_utils _health.scontrol_nodes), its errors as RuleError."""
+    try:
+        return health.scontrol_nodes(text)
+    except health.HealthError as exc:
+        raise RuleError(str(exc))
 
 
 def not_responding(nodes: Mapping[str, Mapping[str, Any]], hosts: Sequence[str]) -> List[str]:
@@ -95,7 +65,7 @@ def not_responding(nodes: Mapping[str, Mapping[str, Any]], hosts: Sequence[str])
 
 
 def drained(node: Mapping[str, Any]) -> bool:
-    return "DRAIN" in node["flags"] or node["state"] in ("DRAINED", "DRAINING")
+    return health.node_drained(dict(node))
 
 
 # ---------------------------------------------------------------------------

@@ -180,6 +180,8 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
     for var in ("validation_nccl_inter_fraction", "validation_nccl_intra_fraction", "validation_ib_bw_fraction"):
         _fraction(errors, var, play.get(var))
     _fraction(errors, "validation_baseline_tolerance", play.get("validation_baseline_tolerance"), low_open=False)
+    _fraction(errors, "validation_drain_budget_fraction", play.get("validation_drain_budget_fraction", 0.1), low_open=False)
+    errors.check("validation_drain_budget_min_nodes", int_range(play.get("validation_drain_budget_min_nodes", 2), 0, 100000))
     errors.check("validation_ddp_nodes", int_range(play.get("validation_ddp_nodes"), 2, 1024))
     errors.check("validation_ddp_steps", int_range(play.get("validation_ddp_steps"), 10, 100000))
     errors.check("validation_ddp_port", int_range(play.get("validation_ddp_port"), 1024, 65535))

@@ -19,6 +19,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import eva
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._checks import (
     CORDON_KINDS,
+    HELD,
     cordon_actions,
     cordon_patch,
     failed_actions,
@@ -425,3 +426,118 @@ def _item(host, rc=0, stderr="", **extra):
 ])
 def test_failed_actions(actions, want):
     assert failed_actions(actions) == want
+
+
+# ---------------------------------------------------------------------------
+# The drain budget in node_actions and cordon_actions (issue 32)
+# ---------------------------------------------------------------------------
+
+HELD_WHY = "drain budget spent: %d of %d nodes %s by gpucluster-validation, budget %d (%s%% of %d, at least %d)"
+
+
+def budget_slurm(drained_by_us=(), admin=(), idle=()):
+    """A cluster in scontrol's real format: nodes drained by this validation (for xid), by an admin, and idle."""
+    text = [node_text(name=n, state="IDLE+DRAIN", reason="gpucluster-validation: xid [root@06/02-14:01:24]")
+            for n in drained_by_us]
+    text += [node_text(name=n, state="IDLE+DRAIN", reason="Kill task failed [root@2024-08-08T19:12:57]") for n in admin]
+    text += [node_text(name=n, state="IDLE", reason="") for n in idle]
+    return parse_scontrol_nodes("\n".join(text))
+
+
+def _held(reason, ours, total, budget, fraction="10", floor=2, verb="drained"):
+    return {"kind": HELD, "reason": "%s (not %s: %s)" % (reason, verb, HELD_WHY % (ours, total, verb, budget, fraction,
+                                                                                   total, floor))}
+
+
+IDLE_20 = ["gpu%d" % i for i in range(3, 21)]
+
+
+XID = ["xid"]
+
+
+@pytest.mark.parametrize("slurm, verdicts, policy, budget, early, want", [
+    # 20 nodes, budget 2: two of three new failures drained in natural order, the third held
+    (budget_slurm(idle=["gpu1", "gpu2"] + IDLE_20), {"gpu10": XID, "gpu2": XID, "gpu3": XID}, "drain", (0.1, 2), [],
+     {"gpu2": {"kind": "drained", "reason": "gpucluster-validation: xid"},
+      "gpu3": {"kind": "drained", "reason": "gpucluster-validation: xid"},
+      "gpu10": _held("gpucluster-validation: xid", 2, 20, 2)}),
+    # report only: held the same way, so the report says what drain would do
+    (budget_slurm(idle=["gpu1", "gpu2"] + IDLE_20), {"gpu1": XID, "gpu2": XID, "gpu3": XID}, "report", (0.1, 2), [],
+     {"gpu1": {"kind": "would drain (report only)", "reason": "gpucluster-validation: xid"},
+      "gpu2": {"kind": "would drain (report only)", "reason": "gpucluster-validation: xid"},
+      "gpu3": _held("gpucluster-validation: xid", 2, 20, 2)}),
+    # two already drained by us: the budget is spent; their failing again (same checks) costs nothing
+    (budget_slurm(drained_by_us=["gpu1", "gpu2"], idle=IDLE_20), {"gpu1": XID, "gpu2": XID, "gpu3": XID},
+     "drain-and-stop", (0.1, 2), [],
+     {"gpu1": {"kind": "none", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"},
+      "gpu2": {"kind": "none", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"},
+      "gpu3": _held("gpucluster-validation: xid", 2, 20, 2)}),
+    # drained by us and failing another check: drained again with the new reason, no new budget
+    (budget_slurm(drained_by_us=["gpu1", "gpu2"], idle=IDLE_20), {"gpu1": ["gpu_count"]}, "drain", (0.1, 2), [],
+     {"gpu1": {"kind": "drained", "reason": "gpucluster-validation: gpu_count"}}),
+    # an admin's drains do not count against the budget
+    (budget_slurm(admin=["gpu1", "gpu2"], idle=IDLE_20), {"gpu3": XID, "gpu4": XID}, "drain", (0.1, 2), [],
+     {"gpu3": {"kind": "drained", "reason": "gpucluster-validation: xid"},
+      "gpu4": {"kind": "drained", "reason": "gpucluster-validation: xid"}}),
+    # a node this run resumes frees its place for a new drain
+    (budget_slurm(drained_by_us=["gpu1", "gpu2"], idle=IDLE_20), {"gpu1": [], "gpu3": XID}, "drain", (0.1, 2), [],
+     {"gpu1": {"kind": "resumed", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"},
+      "gpu3": {"kind": "drained", "reason": "gpucluster-validation: xid"}}),
+    # resumed before the active checks and failed them: drained again, still counted as ours
+    (budget_slurm(drained_by_us=["gpu1", "gpu2"], idle=IDLE_20), {"gpu1": ["gpu_count"], "gpu3": XID}, "drain", (0.1, 2),
+     ["gpu1"],
+     {"gpu1": {"kind": "drained", "reason": "gpucluster-validation: gpu_count"},
+      "gpu3": _held("gpucluster-validation: xid", 2, 20, 2)}),
+    # a one-node cluster: the floor lets its node be drained; with no floor it is held
+    (budget_slurm(idle=["gpu1"]), {"gpu1": XID}, "drain", (0.1, 2), [],
+     {"gpu1": {"kind": "drained", "reason": "gpucluster-validation: xid"}}),
+    (budget_slurm(idle=["gpu1"]), {"gpu1": XID}, "drain", (0.1, 0), [],
+     {"gpu1": _held("gpucluster-validation: xid", 0, 1, 0, floor=0)}),
+])
+def test_node_actions_keep_to_the_drain_budget(slurm, verdicts, policy, budget, early, want):
+    """``verdicts``: each node's failing checks (none: it passes)."""
+    actions = node_actions({host: "fail" if failing else "pass" for host, failing in verdicts.items()}, verdicts, slurm,
+                           policy, PREFIX, early, None, budget)
+    assert actions == want
+    assert all(action["kind"] in REPORT_ACTIONS for action in actions.values())
+
+
+def test_node_actions_default_budget_is_ten_percent_at_least_two():
+    slurm = budget_slurm(idle=["gpu%d" % i for i in range(1, 31)])
+    actions = node_actions({"gpu%d" % i: "fail" for i in range(1, 6)}, {}, slurm, "drain", PREFIX)
+    assert [host for host, action in actions.items() if action["kind"] == "drained"] == ["gpu1", "gpu2", "gpu3"]
+    assert actions["gpu4"] == _held("gpucluster-validation: unknown", 3, 30, 3)
+
+
+def kube_budget_view():
+    """kdev1-kdev4 (kdev2 cordoned by this validation, kdev3 by an admin) and kdev5 schedulable."""
+    view = kube_view()
+    view["kdev5"] = dict(view["kdev1"], node="kdev5")
+    return view
+
+
+@pytest.mark.parametrize("verdicts, policy, want", [
+    # 5 nodes, budget 2, kdev2 ours: one more cordon (kdev1); kdev4 and kdev5 held
+    ({"kdev1": "fail", "kdev4": "fail", "kdev5": "fail"}, "drain",
+     {"kdev1": {"node": "kdev1", "kind": "cordoned", "reason": "gpucluster-validation: xid", "unmark": False},
+      "kdev4": {"node": "kdev4", "kind": HELD, "unmark": False,
+                "reason": _held("gpucluster-validation: xid", 2, 5, 2, verb="cordoned")["reason"]},
+      "kdev5": {"node": "kdev5", "kind": HELD, "unmark": False,
+                "reason": _held("gpucluster-validation: xid", 2, 5, 2, verb="cordoned")["reason"]}}),
+    # kdev2 uncordoned this run: its place goes to kdev1 and kdev4
+    ({"kdev1": "fail", "kdev2": "pass", "kdev4": "fail", "kdev5": "fail"}, "drain",
+     {"kdev1": {"node": "kdev1", "kind": "cordoned", "reason": "gpucluster-validation: xid", "unmark": False},
+      "kdev2": {"node": "kdev2", "kind": "uncordoned", "reason": "gpucluster-validation: xid", "unmark": True},
+      "kdev4": {"node": "kdev4", "kind": "cordoned", "reason": "gpucluster-validation: xid", "unmark": False},
+      "kdev5": {"node": "kdev5", "kind": HELD, "unmark": False,
+                "reason": _held("gpucluster-validation: xid", 2, 5, 2, verb="cordoned")["reason"]}}),
+    # the admin's cordon (kdev3) is not counted
+    ({"kdev3": "fail", "kdev1": "fail"}, "report",
+     {"kdev1": {"node": "kdev1", "kind": "would cordon (report only)", "reason": "gpucluster-validation: xid", "unmark": False},
+      "kdev3": {"node": "kdev3", "kind": "kept cordoned (admin)", "reason": "gpucluster-validation: xid", "unmark": False}}),
+])
+def test_cordon_actions_keep_to_the_drain_budget(verdicts, policy, want):
+    failing = {host: XID for host, verdict in verdicts.items() if verdict == "fail"}
+    actions = cordon_actions(verdicts, failing, kube_budget_view(), policy, PREFIX, None, (0.1, 2))
+    assert actions == want
+    assert all(action["kind"] in CORDON_KINDS for action in actions.values())

@@ -574,7 +574,8 @@ def edit(change):
     return document
 
 
-ACTIONS = "drained, resumed, none, kept drained (admin), kept drained (not judged), would drain (report only), would resume (report only)"
+ACTIONS = ("drained, resumed, none, kept drained (admin), kept drained (not judged), would drain (report only), "
+           "would resume (report only), held (drain budget)")
 VALUE = "a number, a string, a list of those or null"
 
 
@@ -624,7 +625,8 @@ VALUE = "a number, a string, a list of those or null"
                  "nodes[0].action.kind is 'evicted', expected one of " + ACTIONS, id="action-kind"),
     pytest.param(edit(lambda d: d["nodes"][0].update(cordon={"node": "worker1", "kind": "drained", "reason": None})),
                  "nodes[0].cordon.kind is 'drained', expected one of cordoned, uncordoned, none, kept cordoned (admin), "
-                 "kept cordoned (not judged), would cordon (report only), would uncordon (report only)", id="cordon-kind"),
+                 "kept cordoned (not judged), would cordon (report only), would uncordon (report only), "
+                 "held (drain budget)", id="cordon-kind"),
     pytest.param(edit(lambda d: d["nodes"][0].update(cordon={"kind": "none", "reason": 3})),
                  "nodes[0].cordon.node is missing; nodes[0].cordon.reason is 3, expected a string or null",
                  id="cordon-fields"),

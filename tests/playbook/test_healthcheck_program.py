@@ -4,8 +4,9 @@
 (the program with the collection's module_utils next to it) and run as slurmd runs its
 HealthCheckProgram: `env -i`, no PATH, --slurm. A tool that cannot run (missing, not executable)
 must give a tooling warn and no drain (issue 32: "nvidia-smi: not found" drained every node);
-a real fault (a real capture with fewer GPUs than expected) must still drain. scontrol is a
-stand-in that answers `show node` from a file and logs every call."""
+a real fault (a real capture with fewer GPUs than expected) must still drain, within the drain
+budget. scontrol is a stand-in that answers `show node <node>` and `show node` (the cluster) from
+files and logs every call."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ MODULES = yaml.safe_load((ROOT / "roles" / "validation" / "vars" / "main.yml").r
 H100 = ROOT / "tests" / "unit" / "fixtures" / "h100-80gb-hbm3-driver580" / "nvidia-smi-q.xml"
 SCONTROL = """#!/bin/sh
 echo "$*" >> "%(log)s"
+[ "$1 $2 $3" = "show node " ] && { cat "%(cluster)s"; exit %(cluster_rc)s; }
 [ "$1" = show ] && cat "%(node)s"
 exit 0
 """
@@ -44,7 +46,22 @@ def install(tmp_path: Path) -> Path:
     return lib / PROGRAM.name
 
 
-def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: int = 1) -> tuple[dict, list[str]]:
+def cluster(ours: int, admin: int, idle: int) -> str:
+    """`scontrol show node` of a cluster: gpu01 idle (the node checked), ``ours`` nodes drained by this
+    system, ``admin`` by an admin, ``idle`` more idle ones."""
+    records = [IDLE]
+    for i in range(ours):
+        records.append(OURS.replace("gpu01", "gpu%02d" % (i + 2)))
+    for i in range(admin):
+        records.append(("NodeName=adm%02d Arch=x86_64\n   State=IDLE+DRAIN ThreadsPerCore=1\n"
+                        "   Reason=Kill task failed [root@2024-08-08T19:12:57]\n") % i)
+    for i in range(idle):
+        records.append(IDLE.replace("gpu01", "idle%02d" % i))
+    return "\n".join(records)
+
+
+def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: int = 1,
+                listing: str | None = None, listing_rc: int = 0, budget: dict | None = None) -> tuple[dict, list[str]]:
     """Run the installed program under env -i with --slurm --json; (its JSON, scontrol's calls)."""
     program = install(tmp_path)
     vendor = tmp_path / "vendor" / "bin"  # outside any default search path, as /usr/local/bin was for slurmd
@@ -53,8 +70,10 @@ def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: i
     tools = {name: str(missing / name) for name in ("systemctl", "journalctl", "dmesg", "timeout", "stat")}
     log = tmp_path / "scontrol.log"
     (tmp_path / "node.txt").write_text(node_state, encoding="utf-8")
+    (tmp_path / "cluster.txt").write_text(node_state if listing is None else listing, encoding="utf-8")
     scontrol = vendor / "scontrol"
-    scontrol.write_text(SCONTROL % {"log": log, "node": tmp_path / "node.txt"}, encoding="utf-8")
+    scontrol.write_text(SCONTROL % {"log": log, "node": tmp_path / "node.txt", "cluster": tmp_path / "cluster.txt",
+                                    "cluster_rc": listing_rc}, encoding="utf-8")
     scontrol.chmod(0o755)
     tools["scontrol"] = str(scontrol)
     tools["nvidia-smi"] = str(missing / "nvidia-smi")
@@ -64,6 +83,8 @@ def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: i
         tools["nvidia-smi"] = str(vendor / "nvidia-smi")
     config = {"expected": {"gpu_count": {"value": gpus, "source": "Slurm (gres/gpu=%d)" % gpus}},
               "reason_prefix": "gpucluster-validation:", "settings": {"nvidia_smi": "nvidia-smi", "tools": tools}}
+    if budget is not None:
+        config["drain_budget"] = budget
     (tmp_path / "healthcheck.json").write_text(json.dumps(config), encoding="utf-8")
     proc = subprocess.run(["/usr/bin/env", "-i", shutil.which("python3") or "/usr/bin/python3", str(program),
                            "--config", str(tmp_path / "healthcheck.json"), "--node", "gpu01", "--slurm", "--json"],
@@ -119,7 +140,8 @@ def test_tool_outside_the_default_path_is_found_and_a_real_fault_drains(tmp_path
         "fail", 1, "1 GPUs answer nvidia-smi, 8 expected")
     assert "tooling" not in gpu_count
     assert (document["verdict"], document["action"]) == ("fail", "drained")
-    assert calls == ["show node gpu01", "update nodename=gpu01 state=drain reason=gpucluster-validation: gpu_count"]
+    assert calls == ["show node gpu01", "show node",
+                     "update nodename=gpu01 state=drain reason=gpucluster-validation: gpu_count"]
 
 
 def test_healthy_node_with_its_tool_resumes_its_own_drain(tmp_path):
@@ -127,3 +149,41 @@ def test_healthy_node_with_its_tool_resumes_its_own_drain(tmp_path):
     assert check(document, "gpu_count")["status"] == "pass"
     assert (document["verdict"], document["tooling"], document["action"]) == ("warn", ["xid"], "resumed")
     assert calls == ["show node gpu01", "update nodename=gpu01 state=resume"]
+
+
+FAULTY = "#!/bin/sh\nexec /bin/cat %s\n" % H100  # 1 GPU where 8 are expected: a hardware verdict, fail
+HELD = "held (drain budget spent: %d of %d nodes drained by gpucluster-validation, budget %d (10%% of %d, at least %d))"
+
+
+@pytest.mark.parametrize("listing, budget, action", [
+    # 20 nodes, 2 drained by us (budget 2): held; the verdict stays fail
+    (cluster(2, 0, 17), {"fraction": 0.1, "min_nodes": 2}, HELD % (2, 20, 2, 20, 2)),
+    # the defaults when the config has none (an older install): 10 %, at least 2
+    (cluster(2, 0, 17), None, HELD % (2, 20, 2, 20, 2)),
+    # 30 nodes: 10 % is 3, one place left
+    (cluster(2, 0, 27), {"fraction": 0.1, "min_nodes": 2}, "drained"),
+    # an admin's drains are not counted
+    (cluster(1, 5, 14), {"fraction": 0.1, "min_nodes": 2}, "drained"),
+    # a one-node cluster: the floor lets it drain itself
+    (IDLE, {"fraction": 0.1, "min_nodes": 2}, "drained"),
+    (IDLE, {"fraction": 0.1, "min_nodes": 0}, HELD.replace("at least %d", "at least 0") % (0, 1, 0, 1)),
+], ids=["spent", "default-budget", "room", "admin-not-counted", "one-node", "one-node-no-floor"])
+def test_real_fault_keeps_to_the_drain_budget(tmp_path, listing, budget, action):
+    document, calls = healthcheck(tmp_path, IDLE, FAULTY, gpus=8, listing=listing, budget=budget)
+    assert (document["verdict"], document["action"]) == ("fail", action)
+    drain = ["update nodename=gpu01 state=drain reason=gpucluster-validation: gpu_count"] if action == "drained" else []
+    assert calls == ["show node gpu01", "show node"] + drain
+
+
+@pytest.mark.parametrize("listing, rc, why", [
+    ("", 1, "scontrol rc=1: no output"),
+    ("slurm_load_node error: Unable to contact slurm controller (connect failure)\n", 1,
+     "scontrol rc=1: slurm_load_node error: Unable to contact slurm controller (connect failure)"),
+    ("Reason=garbled\n", 0, "scontrol show node: line 1 comes before any NodeName= line: Reason=garbled"),
+], ids=["no-output", "controller-down", "not-a-listing"])
+def test_unreadable_listing_drains_nothing(tmp_path, listing, rc, why):
+    document, calls = healthcheck(tmp_path, IDLE, FAULTY, gpus=8, listing=listing, listing_rc=rc)
+    assert (document["verdict"], document["action"]) == (
+        "fail", "not drained: the nodes could not be read to keep the drain budget (tooling): " + why)
+    assert calls == ["show node gpu01", "show node"]
+

@@ -11,6 +11,10 @@ the drain was its own (the reason starts with the prefix); any other drain is le
 A check whose tool could not run (missing, not executable, timed out, the driver not answering,
 output that does not parse) warns with the tool's own words and is listed under "tooling": it
 never drains, and while there is one the node's own drain is not lifted either.
+Before it drains, it reads every node Slurm lists (scontrol show node) and keeps to the drain
+budget (the config's drain_budget: fraction, min_nodes): when the nodes drained with the prefix
+already fill it, the node is held instead (the verdict stays fail, the action says why, and
+syslog gets it); when the listing cannot be read, nothing is drained either (fail safe).
 Installed by gpucluster.core's validation role with its expectations in the config file and
 the absolute paths of its tools (settings.tools, found on the node at install time); it also
 searches a fixed PATH after its own, so it runs in Slurm's empty environment.
@@ -23,16 +27,24 @@ import os
 import socket
 import subprocess
 import sys
+import syslog
 
 # The collection's module_utils are installed next to this file (/usr/local/lib/gpucluster).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # pylint: disable=wrong-import-position
 from ansible_collections.gpucluster.core.plugins.module_utils._health import (  # noqa: E402
+    DRAIN_BUDGET_FRACTION,
+    DRAIN_BUDGET_MIN_NODES,
+    HealthError,
+    budget_split,
     collect,
     command_environment,
     command_path,
+    drained_by,
     evaluate,
+    scontrol_nodes,
+    tool_error,
     reason_checks,
     tooling_faults,
     unjudged,
@@ -65,9 +77,26 @@ def read(path):
         return None
 
 
-def slurm_action(node, checks, prefix):
-    """Drain on a failed check; resume this program's own drain once nothing fails and every
-    check its reason names was judged again (not left unjudged by a tool that could not run)."""
+def budget_hold(node, prefix, budget):
+    """Why this node must not be drained now (None: it may): the drain budget is spent by the nodes
+    Slurm lists as drained with ``prefix``, or the listing could not be read (a tooling fault:
+    fail safe, no drain)."""
+    rc, out, err = run(["scontrol", "show", "node"])
+    try:
+        if rc != 0:
+            raise HealthError(tool_error("scontrol", rc, out, err))
+        nodes = scontrol_nodes(out)
+    except HealthError as exc:
+        return "not drained: the nodes could not be read to keep the drain budget (tooling): %s" % exc
+    split = budget_split(len(nodes), drained_by(nodes, prefix), [node], float(budget.get("fraction", DRAIN_BUDGET_FRACTION)),
+                         int(budget.get("min_nodes", DRAIN_BUDGET_MIN_NODES)), prefix)
+    return "held (%s)" % split["why"] if split["held"] else None
+
+
+def slurm_action(node, checks, prefix, budget=None):
+    """Drain on a failed check, within the drain budget (``budget``: {fraction, min_nodes}); resume
+    this program's own drain once nothing fails and every check its reason names was judged again
+    (not left unjudged by a tool that could not run)."""
     status = verdict(checks)
     failed = [c["check"] for c in checks if c["status"] == "fail"]
     rc, out, _err = run(["scontrol", "show", "node", node])
@@ -84,6 +113,10 @@ def slurm_action(node, checks, prefix):
                 drained = "DRAIN" in field
     ours = reason.startswith(prefix)
     if status == "fail" and not drained:
+        held = budget_hold(node, prefix, budget or {})
+        if held:
+            syslog.syslog(syslog.LOG_WARNING, "gpucluster-healthcheck: %s failed (%s), %s" % (node, ",".join(failed), held))
+            return held
         run(["scontrol", "update", "nodename=" + node, "state=drain", "reason=%s %s" % (prefix, ",".join(failed))])
         return "drained"
     blind = unjudged(checks, reason_checks(reason, prefix))
@@ -110,8 +143,8 @@ def main():
     checks = evaluate(observed, expected)
     status = verdict(checks)
     tooling = tooling_faults(checks)
-    action = slurm_action(args.node, checks, config.get("reason_prefix") or "gpucluster-validation:") \
-        if args.slurm else None
+    action = slurm_action(args.node, checks, config.get("reason_prefix") or "gpucluster-validation:",
+                          config.get("drain_budget") or {}) if args.slurm else None
     if args.json:
         json.dump({"node": args.node, "verdict": status, "checks": checks, "tooling": tooling, "action": action},
                   sys.stdout, indent=1)

@@ -263,6 +263,31 @@ def test_document_keeps_a_drain_and_cordon_whose_check_could_not_be_judged():
         "no GPU judged: nvidia-smi rc=127: No such file or directory"]
 
 
+def test_document_holds_drains_past_the_drain_budget():
+    """Four nodes Slurm lists, budget 25 % at least 1 (one node): gpu01 is drained, gpu02 and gpu10
+    are held with the reason saying why; the verdict stays fail, and the summary and report say it."""
+    slurm = V.scontrol_nodes("\n".join(node_text(name=name, state="IDLE", reason="") for name in ("gpu01", "gpu02", "gpu10", "head")))
+    settings = dict(SETTINGS, validation_drain_budget_fraction=0.25, validation_drain_budget_min_nodes=1)
+    doc = V.document(
+        {"id": "r1", "started": "2026-11-26T08:00:00Z", "finished": "2026-11-26T08:01:00Z", "checks_run": ["passive"],
+         "policy": "drain-and-stop", "controller": "head", "baseline": None, "kubernetes": "none"},
+        {"gpu10": passive("fail", "xid"), "gpu02": passive("fail", "xid"), "gpu01": passive("fail", "xid"),
+         "head": passive("pass")}, {}, [], [], slurm, settings, None, {})
+    why = ("gpucluster-validation: xid (not drained: drain budget spent: 1 of 4 nodes drained by gpucluster-validation, "
+           "budget 1 (25% of 4, at least 1))")
+    by_host = {node["host"]: node for node in doc["nodes"]}
+    assert doc["verdict"] == "fail"
+    assert by_host["gpu01"]["action"] == {"kind": "drained", "reason": "gpucluster-validation: xid"}
+    assert by_host["gpu02"]["action"] == by_host["gpu10"]["action"] == {"kind": "held (drain budget)", "reason": why}
+    assert V.report(doc, "summary")[1:] == ["gpu01 FAIL [drained] - xid: xid fail", "gpu02 FAIL [held (drain budget)] - xid: xid fail",
+                                            "gpu10 FAIL [held (drain budget)] - xid: xid fail"]
+    assert "| gpu02 | FAIL | held (drain budget) (%s) |" % why in V.report(doc, "markdown")
+    # without the settings (an older caller): the defaults, 10 % at least 2
+    doc = V.document(doc["run"], {"gpu10": passive("fail", "xid"), "gpu02": passive("fail", "xid"),
+                                  "gpu01": passive("fail", "xid")}, {}, [], [], slurm, SETTINGS, None, {})
+    assert [node["action"]["kind"] for node in doc["nodes"]] == ["drained", "drained", "held (drain budget)"]
+
+
 def test_kubernetes_nodes_bad_output_is_a_filter_error():
     with pytest.raises(AnsibleFilterError) as exc:
         V.kubernetes_nodes("The connection to the server was refused", {}, ["cp1"], KUBE_MARK)

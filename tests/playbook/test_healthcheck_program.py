@@ -186,4 +186,3 @@ def test_unreadable_listing_drains_nothing(tmp_path, listing, rc, why):
     assert (document["verdict"], document["action"]) == (
         "fail", "not drained: the nodes could not be read to keep the drain budget (tooling): " + why)
     assert calls == ["show node gpu01", "show node"]
-

@@ -29,7 +29,6 @@ STATUSES = ("pass", "warn", "fail", "skip")
 POLICIES = ("report", "drain", "drain-and-stop")
 
 
-
 def natural_key(name: str) -> List[Any]:
     """node2 before node10."""
     return health.natural_key(name)

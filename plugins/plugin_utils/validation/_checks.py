@@ -19,7 +19,9 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import (
     DRAIN_BUDGET_FRACTION,
     DRAIN_BUDGET_MIN_NODES,
     budget_split,
+    drained_by,
     reason_checks,
+    unjudged,
 )
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan import (
@@ -111,8 +113,7 @@ def not_judged(checks: Sequence[Mapping[str, Any]], reason: Optional[str], prefi
     """Those of the checks a drain or cordon reason of this validation names (``<prefix> gpu_count,xid``)
     that this run could not judge: their tool could not run (``tooling``, a warn). The repair is not
     proven, so the node stays out of service; none when the reason is not this validation's."""
-    names = reason_checks(reason or "", prefix)
-    return [c["check"] for c in checks if c["check"] in names and c.get("tooling")]
+    return unjudged(list(checks), reason_checks(reason or "", prefix))
 
 
 def resumable(hosts: Sequence[str], health: Mapping[str, Optional[Mapping[str, Any]]],
@@ -201,8 +202,8 @@ def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str
             out[host] = {"kind": "kept drained (admin)", "reason": node.get("reason")}
         else:
             out[host] = {"kind": "none", "reason": None}
-    ours = [host for host, node in slurm.items() if drained(node) and (node.get("reason") or "").startswith(prefix)
-            and out.get(host, {}).get("kind") not in ("resumed", "would resume (report only)")]
+    ours = [host for host in drained_by(dict(slurm), prefix)
+            if out.get(host, {}).get("kind") not in ("resumed", "would resume (report only)")]
     _hold(out, ("drained", "would drain (report only)"), len(slurm), ours, budget, prefix, "drained")
     return out
 

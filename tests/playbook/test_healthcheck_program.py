@@ -61,7 +61,8 @@ def cluster(ours: int, admin: int, idle: int) -> str:
 
 
 def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: int = 1,
-                listing: str | None = None, listing_rc: int = 0, budget: dict | None = None) -> tuple[dict, list[str]]:
+                listing: str | None = None, listing_rc: int = 0, budget: dict | None = None,
+                settings: dict | None = None) -> tuple[dict, list[str]]:
     """Run the installed program under env -i with --slurm --json; (its JSON, scontrol's calls)."""
     program = install(tmp_path)
     vendor = tmp_path / "vendor" / "bin"  # outside any default search path, as /usr/local/bin was for slurmd
@@ -85,6 +86,7 @@ def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: i
               "reason_prefix": "gpucluster-validation:", "settings": {"nvidia_smi": "nvidia-smi", "tools": tools}}
     if budget is not None:
         config["drain_budget"] = budget
+    config["settings"].update(settings or {})
     (tmp_path / "healthcheck.json").write_text(json.dumps(config), encoding="utf-8")
     proc = subprocess.run(["/usr/bin/env", "-i", shutil.which("python3") or "/usr/bin/python3", str(program),
                            "--config", str(tmp_path / "healthcheck.json"), "--node", "gpu01", "--slurm", "--json"],
@@ -186,3 +188,18 @@ def test_unreadable_listing_drains_nothing(tmp_path, listing, rc, why):
     assert (document["verdict"], document["action"]) == (
         "fail", "not drained: the nodes could not be read to keep the drain budget (tooling): " + why)
     assert calls == ["show node gpu01", "show node"]
+
+
+def test_slow_tool_is_cut_at_the_checks_deadline_and_the_rest_is_not_run(tmp_path):
+    # nvidia-smi hangs: it is stopped when the checks' time is spent (2 s here, 40 by default), the
+    # tools after it are not started (tooling faults, no verdict), and the node's own drain is kept
+    # (gpu_count not judged), so the program ends well inside Slurm's 60 s.
+    document, calls = healthcheck(tmp_path, OURS, "#!/bin/sh\nexec /bin/sleep 30\n", gpus=8,
+                                  settings={"checks_deadline": 2})
+    assert check(document, "gpu_count")["message"] == (
+        "nvidia-smi could not be used, no GPU judged: nvidia-smi rc=124: %s: timed out after 2 s"
+        % (tmp_path / "vendor" / "bin" / "nvidia-smi"))
+    assert (document["verdict"], document["tooling"], document["action"]) == (
+        "warn", ["gpu_count", "xid"], "kept drained (not judged: gpu_count)")
+    assert "not run, the program's 2 s for its checks were spent" in check(document, "xid")["message"]
+    assert calls == ["show node gpu01"]

@@ -5,7 +5,9 @@
 - ``gpucluster_max_fail_percentage``: an integer 0-100 (digits as text too, as ``-e`` gives them), the share of a step's hosts that may
   fail before the run stops (0 stops at the first failed host, 100 never stops);
 - ``gpucluster_gpu_node``: when set, a boolean that says whether the host is a GPU node
-  (instead of the hardware).
+  (instead of the hardware);
+- ``gpucluster_health_check``: when set, a boolean; false leaves Slurm without the validation role's
+  HealthCheckProgram and the nodes without the health check program (default true).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ def _check(errors: Errors, values: Mapping[str, Any]) -> None:
         if isinstance(value, str) and value.isdigit():
             value = int(value)
         errors.check("gpucluster_max_fail_percentage", int_range(value, 0, 100))
-    if "gpucluster_gpu_node" in values and not isinstance(values["gpucluster_gpu_node"], bool):
-        errors.add("gpucluster_gpu_node", "must be true or false when set (got %r)" % (values["gpucluster_gpu_node"],))
+    for name in ("gpucluster_gpu_node", "gpucluster_health_check"):
+        if name in values and not isinstance(values[name], bool):
+            errors.add(name, "must be true or false when set (got %r)" % (values[name],))
 
 
 def site_errors(hostvars: Mapping[str, Mapping[str, Any]], hosts: Iterable[str]) -> List[str]:

@@ -6,7 +6,8 @@ task keeps it as a fact): the plan depends on no node's state, so one evaluation
 
 - ``config``: slurm.conf's settings. The role's defaults; ``GresTypes=gpu`` when there are compute
   nodes; accounting through slurmdbd on the first dbd host when there is one; ``SrunPortRange``
-  from ``slurm_srun_port_range``; then ``slurm_config`` over them; configless adds
+  from ``slurm_srun_port_range``; ``HealthCheckProgram``, ``HealthCheckInterval`` and
+  ``HealthCheckNodeState`` when ``slurm_health_check`` names a program; then ``slurm_config`` over them; configless adds
   ``enable_configless`` to ``SlurmctldParameters`` (the parameters given kept, in order, each
   once); a setting set to null goes.
 - ``cgroup_config``: cgroup.conf's settings, ``slurm_cgroup_config`` over the defaults, null ones
@@ -66,6 +67,10 @@ def slurm_config(inputs: Mapping[str, Any]) -> Dict[str, Any]:
                        "AccountingStorageTRES": "gres/gpu"})
     if inputs["slurm_srun_port_range"]:
         config["SrunPortRange"] = inputs["slurm_srun_port_range"]
+    check = inputs.get("slurm_health_check") or {}
+    if check.get("program"):
+        config.update({"HealthCheckProgram": check["program"], "HealthCheckInterval": int(check["interval"]),
+                       "HealthCheckNodeState": check["node_state"]})
     config.update(given)
     if inputs["slurm_configless"]:
         parameters = [part for part in (given.get("SlurmctldParameters") or "").split(",") if part]

@@ -5,7 +5,7 @@
 ``slurm_errors`` takes the role's settings (the values every host shares), the per-host
 values of the compute nodes and the inventory groups, and returns every error at once.
 What it checks: the group counts, the host names that go into slurm.conf, the partitions,
-SrunPortRange, the site repository and extra packages, the munge key and the slurmdbd password (secrets: their
+SrunPortRange, the health check program and its settings, the site repository and extra packages, the munge key and the slurmdbd password (secrets: their
 messages never show them), slurm_config/slurm_cgroup_config keys and values, the per-node
 values that go into the NodeName lines, and the names of the accounting data.
 """
@@ -18,9 +18,11 @@ import re
 from typing import Any, List, Mapping, Optional
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import (
-    Errors, PlayHosts, RoleInput, RuleError, duplicates, hostname, int_range, one_line, port_range, posix_name, token, url)
+    Errors, PlayHosts, RoleInput, RuleError, abs_path, duplicates, hostname, int_range, one_line, port_range, posix_name, token, url)
 
 PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
+# slurm.conf(5)'s HealthCheckNodeState values (22.05 to 24.11).
+HEALTH_CHECK_NODE_STATES = ("ALLOC", "ANY", "CYCLE", "IDLE", "MIXED", "NONDRAINED_IDLE")
 _KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 _SLURMD_OPTION_RE = re.compile(r"^[^\s\"'`$\\#]+$")
 # A package name as apt and dnf take it (Debian policy's characters, plus EL's capitals and _).
@@ -104,6 +106,23 @@ def _partitions(errors: Errors, partitions: Any, groups: Mapping[str, List[str]]
         errors.add(var, "partition name %r is used twice" % (name,))
     if len(defaults) > 1:
         errors.add(var, "at most one partition may be the default (got %s)" % ", ".join(map(repr, defaults)))
+
+
+def _health_check(errors: Errors, settings: Mapping[str, Any]) -> None:
+    """HealthCheckProgram and its interval and node states (read only with a program)."""
+    program = settings.get("slurm_health_check_program", "")
+    if program == "":
+        return
+    errors.check("slurm_health_check_program", abs_path(program))
+    errors.check("slurm_health_check_interval", int_range(settings.get("slurm_health_check_interval", 120), 1, 86400))
+    states = settings.get("slurm_health_check_node_state", "ANY,CYCLE")
+    words = states.split(",") if isinstance(states, str) else None
+    unknown = [word for word in words or [] if word.upper() not in HEALTH_CHECK_NODE_STATES]
+    if not words or unknown:
+        errors.add("slurm_health_check_node_state", "must be node states separated by commas, of %s (got %r)"
+                   % (", ".join(HEALTH_CHECK_NODE_STATES), states))
+    elif [word.upper() for word in words] == ["CYCLE"]:
+        errors.add("slurm_health_check_node_state", "must name the states to check besides CYCLE, e.g. ANY,CYCLE (got %r)" % (states,))
 
 
 def _repository(errors: Errors, repo: Any) -> None:
@@ -260,6 +279,7 @@ def slurm_errors(settings: Mapping[str, Any], hosts: Mapping[str, Mapping[str, A
     srun = settings.get("slurm_srun_port_range", "")
     if srun != "":
         errors.check("slurm_srun_port_range", port_range(srun, low=1024))
+    _health_check(errors, settings)
     _repository(errors, settings.get("slurm_repository"))
     _packages(errors, settings)
     _munge_key(errors, settings.get("slurm_munge_key"))

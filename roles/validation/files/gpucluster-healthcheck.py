@@ -18,6 +18,8 @@ syslog gets it); when the listing cannot be read, nothing is drained either (fai
 Installed by gpucluster.core's validation role with its expectations in the config file and
 the absolute paths of its tools (settings.tools, found on the node at install time); it also
 searches a fixed PATH after its own, so it runs in Slurm's empty environment.
+It finishes inside Slurm's 60 s: its checks' tools get 40 s in all (settings.checks_deadline
+lowers it), each at most 20; a tool the time left does not allow is not run, a tooling fault.
 """
 
 import argparse
@@ -28,6 +30,7 @@ import socket
 import subprocess
 import sys
 import syslog
+import time
 
 # The collection's module_utils are installed next to this file (/usr/local/lib/gpucluster).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -52,21 +55,39 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import (  
 )
 
 TIMEOUT = 20
+# Slurm kills its HealthCheckProgram after 60 s. The checks' tools get CHECKS_DEADLINE seconds from
+# the start in all (each at most TIMEOUT); a tool that would start later is not run (a tooling
+# fault, never a verdict), so the Slurm reads and the drain or resume always have time left
+# before ACTIONS_DEADLINE.
+CHECKS_DEADLINE = 40  # the config's settings.checks_deadline, when set, is used instead (at most 40)
+ACTIONS_DEADLINE = 55
+STARTED = time.monotonic()
+LIMITS = {"checks": CHECKS_DEADLINE}
 TOOLS = {}  # name -> absolute path, from the config's settings.tools (main sets it)
 
 
-def run(argv):
+def run(argv, deadline=None):
     """argv -> (rc, stdout, stderr); a tool that cannot be started answers 127 (not there) or
-    126 (any other reason) with the system's words, one that hangs 124."""
+    126 (any other reason) with the system's words, one that hangs 124, and so does one that
+    the time left before ``deadline`` (seconds from the program's start) does not allow."""
     argv = command_path(argv, TOOLS)
+    deadline = LIMITS["checks"] if deadline is None else deadline
+    timeout = min(TIMEOUT, deadline - (time.monotonic() - STARTED))
+    if timeout < 1:
+        return 124, "", "%s: not run, the program's %g s for its checks were spent" % (argv[0], deadline)
     try:
         proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                              timeout=TIMEOUT, env=command_environment(dict(os.environ)), check=False)
+                              timeout=timeout, env=command_environment(dict(os.environ)), check=False)
     except OSError as exc:
         return 127 if exc.errno == errno.ENOENT else 126, "", "%s: %s" % (argv[0], exc.strerror)
     except subprocess.TimeoutExpired:
-        return 124, "", "%s: timed out after %d s" % (argv[0], TIMEOUT)
+        return 124, "", "%s: timed out after %.0f s" % (argv[0], timeout)
     return proc.returncode, proc.stdout, proc.stderr
+
+
+def act(argv):
+    """``run`` for the Slurm reads and updates, with the time kept for them."""
+    return run(argv, ACTIONS_DEADLINE)
 
 
 def read(path):
@@ -81,7 +102,7 @@ def budget_hold(node, prefix, budget):
     """Why this node must not be drained now (None: it may): the drain budget is spent by the nodes
     Slurm lists as drained with ``prefix``, or the listing could not be read (a tooling fault:
     fail safe, no drain)."""
-    rc, out, err = run(["scontrol", "show", "node"])
+    rc, out, err = act(["scontrol", "show", "node"])
     try:
         if rc != 0:
             raise HealthError(tool_error("scontrol", rc, out, err))
@@ -99,7 +120,7 @@ def slurm_action(node, checks, prefix, budget=None):
     (not left unjudged by a tool that could not run)."""
     status = verdict(checks)
     failed = [c["check"] for c in checks if c["status"] == "fail"]
-    rc, out, _err = run(["scontrol", "show", "node", node])
+    rc, out, _err = act(["scontrol", "show", "node", node])
     if rc != 0:
         return "scontrol did not answer: no action"
     reason = ""
@@ -117,13 +138,13 @@ def slurm_action(node, checks, prefix, budget=None):
         if held:
             syslog.syslog(syslog.LOG_WARNING, "gpucluster-healthcheck: %s failed (%s), %s" % (node, ",".join(failed), held))
             return held
-        run(["scontrol", "update", "nodename=" + node, "state=drain", "reason=%s %s" % (prefix, ",".join(failed))])
+        act(["scontrol", "update", "nodename=" + node, "state=drain", "reason=%s %s" % (prefix, ",".join(failed))])
         return "drained"
     blind = unjudged(checks, reason_checks(reason, prefix))
     if status != "fail" and drained and blind:
         return "kept drained (not judged: %s)" % ",".join(blind)
     if status != "fail" and drained and ours:
-        run(["scontrol", "update", "nodename=" + node, "state=resume"])
+        act(["scontrol", "update", "nodename=" + node, "state=resume"])
         return "resumed"
     return "none"
 
@@ -139,6 +160,7 @@ def main():
     expected = config.get("expected") or {}
     settings = config.get("settings") or {}
     TOOLS.update(settings.get("tools") or {})
+    LIMITS["checks"] = min(CHECKS_DEADLINE, float(settings.get("checks_deadline") or CHECKS_DEADLINE))
     observed = collect(run, read, settings, expected)
     checks = evaluate(observed, expected)
     status = verdict(checks)

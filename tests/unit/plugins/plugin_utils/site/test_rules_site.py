@@ -15,6 +15,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.site._rules import
     {"gpucluster_max_fail_percentage": 100, "gpucluster_gpu_node": True},
     {"gpucluster_gpu_node": False},
     {"gpucluster_max_fail_percentage": "30"},
+    {"gpucluster_health_check": False},
 ])
 def test_good_settings(values):
     assert site_errors({"n1": values}, ["n1"]) == []
@@ -30,6 +31,8 @@ def test_good_settings(values):
     ({"gpucluster_gpu_node": "yes", "gpucluster_max_fail_percentage": -1},
      ["host 'n1': gpucluster_max_fail_percentage: must be within 0-100 (got -1)",
       "host 'n1': gpucluster_gpu_node: must be true or false when set (got 'yes')"]),
+    ({"gpucluster_health_check": "false"},
+     ["host 'n1': gpucluster_health_check: must be true or false when set (got 'false')"]),
 ])
 def test_bad_settings(values, messages):
     assert site_errors({"n1": values, "n2": {}}, ["n1", "n2"]) == messages

@@ -64,6 +64,18 @@ def without(settings, *keys):
     # The first dbd host keeps the accounting.
     ({"dbds": ["dbd1", "dbd2"], "slurm_configless": False, "slurm_srun_port_range": ""},
      dict(DEFAULTS, **dict(ACCOUNTING, AccountingStorageHost="dbd1"))),
+    # A health check program: its interval (given as text by a template, written as a number) and node states.
+    ({"dbds": [], "computes": [], "slurm_srun_port_range": "", "slurm_configless": False,
+      "slurm_health_check": {"program": "/usr/local/sbin/hc", "interval": "120", "node_state": "ANY,CYCLE"}},
+     dict(DEFAULTS, HealthCheckProgram="/usr/local/sbin/hc", HealthCheckInterval=120, HealthCheckNodeState="ANY,CYCLE")),
+    # No program: none of the three, whatever the interval says.
+    ({"dbds": [], "computes": [], "slurm_srun_port_range": "", "slurm_configless": False,
+      "slurm_health_check": {"program": "", "interval": 30, "node_state": "IDLE"}}, DEFAULTS),
+    # slurm_config over them (null removes one).
+    ({"dbds": [], "computes": [], "slurm_srun_port_range": "", "slurm_configless": False,
+      "slurm_health_check": {"program": "/hc", "interval": 60, "node_state": "ANY"},
+      "slurm_config": {"HealthCheckInterval": 300, "HealthCheckNodeState": None}},
+     dict(DEFAULTS, HealthCheckProgram="/hc", HealthCheckInterval=300)),
 ])
 def test_config(changes, config):
     assert plan(inputs(**changes))["config"] == config

@@ -51,6 +51,11 @@ HOST = {
     "validation_nvidia_smi_path": "nvidia-smi",
     "validation_ibstat_path": "",
     "validation_cuda_home": "/usr/local/cuda",
+    "validation_time_max_offset": 0.5,
+    "validation_time_fail_offset": 60,
+    "validation_disk_space_paths": ["/var", "/tmp", "/var/lib/slurm"],
+    "validation_disk_space_min_free_percent": 5,
+    "validation_disk_space_min_free_mib": 0,
 }
 H = "host 'gpu1': "
 
@@ -115,6 +120,12 @@ def test_names():
     ({}, {"validation_ibstat_path": "ibstat;reboot"}),
     ({}, {"validation_cuda_home": "/usr/local/cuda-12.8", "validation_kernel_log_minutes": 10080}),
     ({}, {"validation_kernel_log_minutes": 1}),
+    ({}, {"validation_time_max_offset": 0, "validation_disk_space_paths": []}),
+    ({}, {"validation_time_max_offset": 3600, "validation_time_fail_offset": 86400}),
+    ({}, {"validation_time_max_offset": 5, "validation_time_fail_offset": 5.0}),
+    ({}, {"validation_disk_space_paths": ["/", "/var/spool/slurmd"], "validation_disk_space_min_free_percent": 0,
+          "validation_disk_space_min_free_mib": 1 << 30}),
+    ({}, {"validation_disk_space_min_free_percent": 99.5}),
     # Paths make hands to the shell: plain ones pass; without a build from source, cuda_home is only read by Python.
     ({"validation_nccl_tests_source": "file:///srv/mirror/nccl-tests-2.17.6.tar.gz",
       "validation_nccl_tests_dir": "/opt/gpucluster/nccl-tests_2.17.6+cuda12.8@mpi",
@@ -354,6 +365,26 @@ SEVERITY_CHECKS = ", ".join(CHECKS)
     ({"validation_kernel_log_minutes": 0}, [H + "validation_kernel_log_minutes: must be within 1-10080 (got 0)"]),
     ({"validation_kernel_log_minutes": 10081},
      [H + "validation_kernel_log_minutes: must be within 1-10080 (got 10081)"]),
+    ({"validation_time_max_offset": -1},
+     [H + "validation_time_max_offset: must be a number of seconds within 0-3600, 0 to turn time_sync off (got -1)"]),
+    ({"validation_time_max_offset": "0.5", "validation_time_fail_offset": True},
+     [H + "validation_time_max_offset: must be a number of seconds within 0-3600, 0 to turn time_sync off (got '0.5')",
+      H + "validation_time_fail_offset: must be a number of seconds above 0, at most 86400 (got True)"]),
+    ({"validation_time_fail_offset": 0},
+     [H + "validation_time_fail_offset: must be a number of seconds above 0, at most 86400 (got 0)"]),
+    ({"validation_time_max_offset": 10, "validation_time_fail_offset": 5},
+     [H + "validation_time_fail_offset: must not be below validation_time_max_offset (10) (got 5)"]),
+    ({"validation_disk_space_paths": "/var"},
+     [H + "validation_disk_space_paths: must be a list of absolute paths, [] to turn disk_space off (got '/var')"]),
+    ({"validation_disk_space_paths": ["/var", "tmp", "/var/lib/slurm/", None]},
+     [H + "validation_disk_space_paths[1]: must be an absolute path (got 'tmp')",
+      H + "validation_disk_space_paths[2]: must have no trailing slash and no empty, . or .. parts (got '/var/lib/slurm/')",
+      H + "validation_disk_space_paths[3]: must be an absolute path (got None)"]),
+    ({"validation_disk_space_min_free_percent": 100, "validation_disk_space_min_free_mib": -1},
+     [H + "validation_disk_space_min_free_percent: must be a number within 0-100, below 100 (got 100)",
+      H + "validation_disk_space_min_free_mib: must be within 0-1073741824 (got -1)"]),
+    ({"validation_disk_space_min_free_mib": 1.5},
+     [H + "validation_disk_space_min_free_mib: must be an integer (got 1.5)"]),
 ], ids=str)
 def test_bad_host_input(host, messages):
     assert errors(host=host) == messages

@@ -967,3 +967,87 @@ def budget_split(total, ours, wanted, fraction, min_nodes, prefix, verb="drained
                % (len(kept), total, verb, prefix.rstrip(":") or prefix, budget, "%g" % (fraction * 100), total, int(min_nodes)))
     return {"drain": drain, "held": held, "budget": budget, "drained": len(kept), "why": why}
 
+
+# ---------------------------------------------------------------------------
+# Metrics for the node exporter's textfile collector (the monitoring role's alerts read them)
+# ---------------------------------------------------------------------------
+
+STATUSES = ("pass", "warn", "fail", "skip")
+# What the health check program did about its node, as the label of gpucluster_health_action:
+# drained; held (the drain budget was spent); not_drained (a check failed, and the nodes could not
+# be read to keep the budget); resumed; kept (its own drain kept: a check it names could not be
+# judged); none; unknown (scontrol did not answer about the node); other (words this list lacks).
+ACTIONS = ("drained", "held", "not_drained", "resumed", "kept", "none", "unknown", "other")
+# The program's file in the textfile collector's folder (the monitoring role's
+# monitoring_node_exporter_textfile_dir), and the interval it is run at when the config says none
+# (slurm_health_check_interval's default): the staleness alert waits 3 of them.
+METRICS_FILE = "gpucluster_health.prom"
+METRICS_DIR = "/var/lib/prometheus/node-exporter"
+HEALTHCHECK_INTERVAL = 120
+
+
+def action_kind(action):
+    # type: (Optional[str]) -> str
+    """The ACTIONS word for the program's action (``held (drain budget spent: ...)`` -> ``held``)."""
+    text = action or "none"
+    for prefix, kind in (("drained", "drained"), ("held (drain budget", "held"), ("not drained", "not_drained"),
+                         ("resumed", "resumed"), ("kept drained", "kept"), ("none", "none"),
+                         ("scontrol did not answer", "unknown")):
+        if text.startswith(prefix):
+            return kind
+    return "other"
+
+
+def _metric_value(value):
+    # type: (Any) -> str
+    if isinstance(value, bool) or isinstance(value, int):
+        return "%d" % value
+    return repr(float(value))
+
+
+def _label_value(value):
+    # type: (str) -> str
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def health_metrics(checks, action, now, duration=None, interval=None):
+    # type: (List[Dict[str, Any]], Optional[str], float, Optional[float], Optional[float]) -> str
+    """The health check program's run as Prometheus text (the node exporter's textfile format).
+
+    ``checks``: evaluate's results; ``action``: what the program did (slurm_action's words);
+    ``now``: the run's end (seconds since the epoch); ``duration``: the run's seconds;
+    ``interval``: the seconds between runs (HEALTHCHECK_INTERVAL when None). Each check's status and
+    the verdict and action are state sets (one series per state, 1 for the current one).
+    """
+    lines = []  # type: List[str]
+
+    def metric(name, help_text, samples):
+        # type: (str, str, List[Tuple[str, Any]]) -> None
+        lines.extend(["# HELP %s %s" % (name, help_text), "# TYPE %s gauge" % name])
+        lines.extend("%s%s %s" % (name, labels, _metric_value(value)) for labels, value in samples)
+
+    def labels(**pairs):
+        # type: (**str) -> str
+        return "{%s}" % ",".join('%s="%s"' % (key, _label_value(value)) for key, value in sorted(pairs.items()))
+
+    kind = action_kind(action)
+    status = verdict(checks)
+    tooling = tooling_faults(checks)
+    metric("gpucluster_health_check_status", "A passive check's result on this node: 1 for its status (pass, warn, fail, skip).",
+           [(labels(check=item["check"], status=word), int(item["status"] == word)) for item in checks for word in STATUSES])
+    metric("gpucluster_health_check_tooling", "1 when the check's tool could not run: the check judged nothing.",
+           [(labels(check=item["check"]), int(item["check"] in tooling)) for item in checks])
+    metric("gpucluster_health_tooling_faults", "How many checks' tools could not run.", [("", len(tooling))])
+    metric("gpucluster_health_verdict", "The node's verdict: 1 for pass, warn or fail.",
+           [(labels(verdict=word), int(status == word)) for word in ("pass", "warn", "fail")])
+    metric("gpucluster_health_action", "What the health check did about the node: 1 for its action.",
+           [(labels(action=word), int(kind == word)) for word in ACTIONS])
+    metric("gpucluster_health_drain_held", "1 when a check failed but the node was not drained: the drain budget was "
+           "spent, or the nodes could not be read to keep it.", [("", int(kind in ("held", "not_drained")))])
+    metric("gpucluster_health_interval_seconds", "Seconds between the health check's runs.",
+           [("", interval if interval else HEALTHCHECK_INTERVAL)])
+    if duration is not None:
+        metric("gpucluster_health_run_duration_seconds", "How long the last run took.", [("", round(duration, 3))])
+    metric("gpucluster_health_last_run_timestamp_seconds", "When the last run ended (seconds since the epoch).",
+           [("", round(now, 3))])
+    return "\n".join(lines) + "\n"

@@ -240,7 +240,7 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
     errors.check("validation_ddp_venv", abs_path(play.get("validation_ddp_venv")))
     for var in ("validation_ddp_pip_env", "validation_kubernetes_client_pip_env"):
         pip_env(errors, var, play.get(var))
-    for var in ("validation_nccl_tests_dir", "validation_perftest_path"):
+    for var in ("validation_nccl_tests_dir", "validation_perftest_path", "validation_healthcheck_metrics_dir"):
         if play.get(var):
             errors.check(var, abs_path(play.get(var)))
     _fabric_tools(errors, play)

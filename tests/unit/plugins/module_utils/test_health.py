@@ -16,17 +16,20 @@ import re
 import pytest
 
 from ansible_collections.gpucluster.core.plugins.module_utils._health import (
+    ACTIONS,
     CHECKS,
     DEFAULT_SEVERITY,
     DEFAULT_XID_CODES,
     GPU_CHECKS,
     SLOWDOWN_REASONS,
     HealthError,
+    action_kind,
     collect,
     cuda_toolkit_version,
     disk_usage,
     evaluate,
     hardware,
+    health_metrics,
     parse_chrony_tracking,
     read_disk_space,
     read_time_sync,
@@ -1613,3 +1616,113 @@ def test_time_and_disk_expectations_shape(expected, message):
         evaluate({}, dict(NOT_GPU, **expected))
     assert str(exc.value) == message
 
+
+# ---------------------------------------------------------------------------
+# The program's metrics (the node exporter's textfile collector)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("action, kind", [
+    ("drained", "drained"),
+    ("held (drain budget spent: 2 of 20 nodes drained by gpucluster-validation, budget 2 (10% of 20, at least 2))", "held"),
+    ("not drained: the nodes could not be read to keep the drain budget (tooling): scontrol rc=1: no output", "not_drained"),
+    ("resumed", "resumed"),
+    ("kept drained (not judged: gpu_count)", "kept"),
+    ("none", "none"),
+    (None, "none"),
+    ("scontrol did not answer: no action", "unknown"),
+    ("held (flapping)", "other"),
+])
+def test_action_kind(action, kind):
+    assert action_kind(action) == kind
+    assert kind in ACTIONS
+
+
+def metric_lines(text, name):
+    return [line for line in text.splitlines() if line.startswith(name + "{") or line.startswith(name + " ")]
+
+
+def test_health_metrics_whole_text():
+    checks = [
+        {"check": "gpu_count", "status": "fail"},
+        {"check": "xid", "status": "warn", "tooling": True},
+        {"check": "mounts", "status": "skip", "tooling": True},  # turned off: not a tooling fault
+    ]
+    held = "held (drain budget spent: 2 of 20 nodes drained by gpucluster-validation, budget 2 (10% of 20, at least 2))"
+    assert health_metrics(checks, held, 1795788000.25, 1.23456, 30) == (
+        "# HELP gpucluster_health_check_status A passive check's result on this node: 1 for its status "
+        "(pass, warn, fail, skip).\n"
+        "# TYPE gpucluster_health_check_status gauge\n"
+        'gpucluster_health_check_status{check="gpu_count",status="pass"} 0\n'
+        'gpucluster_health_check_status{check="gpu_count",status="warn"} 0\n'
+        'gpucluster_health_check_status{check="gpu_count",status="fail"} 1\n'
+        'gpucluster_health_check_status{check="gpu_count",status="skip"} 0\n'
+        'gpucluster_health_check_status{check="xid",status="pass"} 0\n'
+        'gpucluster_health_check_status{check="xid",status="warn"} 1\n'
+        'gpucluster_health_check_status{check="xid",status="fail"} 0\n'
+        'gpucluster_health_check_status{check="xid",status="skip"} 0\n'
+        'gpucluster_health_check_status{check="mounts",status="pass"} 0\n'
+        'gpucluster_health_check_status{check="mounts",status="warn"} 0\n'
+        'gpucluster_health_check_status{check="mounts",status="fail"} 0\n'
+        'gpucluster_health_check_status{check="mounts",status="skip"} 1\n'
+        "# HELP gpucluster_health_check_tooling 1 when the check's tool could not run: the check judged nothing.\n"
+        "# TYPE gpucluster_health_check_tooling gauge\n"
+        'gpucluster_health_check_tooling{check="gpu_count"} 0\n'
+        'gpucluster_health_check_tooling{check="xid"} 1\n'
+        'gpucluster_health_check_tooling{check="mounts"} 0\n'
+        "# HELP gpucluster_health_tooling_faults How many checks' tools could not run.\n"
+        "# TYPE gpucluster_health_tooling_faults gauge\n"
+        "gpucluster_health_tooling_faults 1\n"
+        "# HELP gpucluster_health_verdict The node's verdict: 1 for pass, warn or fail.\n"
+        "# TYPE gpucluster_health_verdict gauge\n"
+        'gpucluster_health_verdict{verdict="pass"} 0\n'
+        'gpucluster_health_verdict{verdict="warn"} 0\n'
+        'gpucluster_health_verdict{verdict="fail"} 1\n'
+        "# HELP gpucluster_health_action What the health check did about the node: 1 for its action.\n"
+        "# TYPE gpucluster_health_action gauge\n"
+        'gpucluster_health_action{action="drained"} 0\n'
+        'gpucluster_health_action{action="held"} 1\n'
+        'gpucluster_health_action{action="not_drained"} 0\n'
+        'gpucluster_health_action{action="resumed"} 0\n'
+        'gpucluster_health_action{action="kept"} 0\n'
+        'gpucluster_health_action{action="none"} 0\n'
+        'gpucluster_health_action{action="unknown"} 0\n'
+        'gpucluster_health_action{action="other"} 0\n'
+        "# HELP gpucluster_health_drain_held 1 when a check failed but the node was not drained: the drain budget "
+        "was spent, or the nodes could not be read to keep it.\n"
+        "# TYPE gpucluster_health_drain_held gauge\n"
+        "gpucluster_health_drain_held 1\n"
+        "# HELP gpucluster_health_interval_seconds Seconds between the health check's runs.\n"
+        "# TYPE gpucluster_health_interval_seconds gauge\n"
+        "gpucluster_health_interval_seconds 30\n"
+        "# HELP gpucluster_health_run_duration_seconds How long the last run took.\n"
+        "# TYPE gpucluster_health_run_duration_seconds gauge\n"
+        "gpucluster_health_run_duration_seconds 1.235\n"
+        "# HELP gpucluster_health_last_run_timestamp_seconds When the last run ended (seconds since the epoch).\n"
+        "# TYPE gpucluster_health_last_run_timestamp_seconds gauge\n"
+        "gpucluster_health_last_run_timestamp_seconds 1795788000.25\n"
+    )
+
+
+@pytest.mark.parametrize("action, held, kind", [
+    ("drained", 0, "drained"),
+    ("not drained: the nodes could not be read to keep the drain budget (tooling): scontrol rc=1: no output", 1, "not_drained"),
+    ("resumed", 0, "resumed"),
+    ("none", 0, "none"),
+])
+def test_health_metrics_action_and_held(action, held, kind):
+    text = health_metrics([{"check": "gpu_count", "status": "pass"}], action, 1.0)
+    assert metric_lines(text, "gpucluster_health_drain_held") == ["gpucluster_health_drain_held %d" % held]
+    assert [line for line in metric_lines(text, "gpucluster_health_action") if line.endswith(" 1")] == [
+        'gpucluster_health_action{action="%s"} 1' % kind]
+    # no duration given: none written; no interval given: the default
+    assert metric_lines(text, "gpucluster_health_run_duration_seconds") == []
+    assert metric_lines(text, "gpucluster_health_interval_seconds") == ["gpucluster_health_interval_seconds 120"]
+    assert metric_lines(text, "gpucluster_health_tooling_faults") == ["gpucluster_health_tooling_faults 0"]
+
+
+def test_health_metrics_of_every_check():
+    results = evaluate({"nvidia_smi": smi(H100)}, {})
+    text = health_metrics(results, "none", 1.0, interval="120")
+    assert len(metric_lines(text, "gpucluster_health_check_status")) == 4 * len(CHECKS)
+    assert sum(line.endswith(" 1") for line in metric_lines(text, "gpucluster_health_check_status")) == len(CHECKS)
+    assert metric_lines(text, "gpucluster_health_interval_seconds") == ["gpucluster_health_interval_seconds 120.0"]

@@ -126,6 +126,8 @@ def test_names():
     ({}, {"validation_disk_space_paths": ["/", "/var/spool/slurmd"], "validation_disk_space_min_free_percent": 0,
           "validation_disk_space_min_free_mib": 1 << 30}),
     ({}, {"validation_disk_space_min_free_percent": 99.5}),
+    ({"validation_healthcheck_metrics_dir": ""}, {}),
+    ({"validation_healthcheck_metrics_dir": "/var/lib/node_exporter/textfile_collector"}, {}),
     # Paths make hands to the shell: plain ones pass; without a build from source, cuda_home is only read by Python.
     ({"validation_nccl_tests_source": "file:///srv/mirror/nccl-tests-2.17.6.tar.gz",
       "validation_nccl_tests_dir": "/opt/gpucluster/nccl-tests_2.17.6+cuda12.8@mpi",
@@ -207,6 +209,8 @@ def test_no_host():
      ["validation_nccl_tests_dir: must be an absolute path (got 'nccl-tests/build')"]),
     ({"validation_perftest_path": "ib_write_bw"},
      ["validation_perftest_path: must be an absolute path (got 'ib_write_bw')"]),
+    ({"validation_healthcheck_metrics_dir": "var/lib/prometheus/node-exporter"},
+     ["validation_healthcheck_metrics_dir: must be an absolute path (got 'var/lib/prometheus/node-exporter')"]),
     ({"validation_recorded_outputs": ["/srv/nccl.txt"]},
      ["validation_recorded_outputs: must map nccl_all_reduce or ib_write_bw to files"]),
     ({"validation_recorded_outputs": {"all_reduce": "/srv/nccl.txt"}},

@@ -19,8 +19,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # pylint: disable=invalid-name
 
+import errno
 import json
 import math
+import os
 import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -52,6 +54,13 @@ DEFAULT_SEVERITY = {
     "hca_ports": "fail",
     "mounts": "fail",
     "services": "fail",
+    # A clock off by more than the expectation's fail_offset: munge (Slurm's authentication)
+    # rejects credentials across its TTL (300 s by default), so jobs cannot start. A clock that is
+    # only not synchronized, or off by more than max_offset, warns: it harms nothing yet, and a
+    # time service that just started (or a test container's) must not drain the node.
+    "time_sync": "fail",
+    # A full /var (Slurm's spool, the journal, container images) or /tmp breaks jobs and daemons.
+    "disk_space": "fail",
 }
 CHECKS = tuple(DEFAULT_SEVERITY)
 GPU_CHECKS = CHECKS[:12]
@@ -83,6 +92,18 @@ FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # and at least 2 (so a small cluster can still take one faulty node out, and a second one).
 DRAIN_BUDGET_FRACTION = 0.1
 DRAIN_BUDGET_MIN_NODES = 2
+
+# time_sync's defaults (the validation role's validation_time_max_offset and
+# validation_time_fail_offset): seconds between the clock and its time source.
+TIME_MAX_OFFSET = 0.5
+TIME_FAIL_OFFSET = 60.0
+# disk_space's defaults (validation_disk_space_paths, validation_disk_space_min_free_percent): the
+# paths whose file systems must keep free space (those present), and how much, in % of their size.
+DISK_SPACE_PATHS = ("/var", "/tmp", "/var/lib/slurm")
+DISK_MIN_FREE_PERCENT = 5.0
+
+_CHRONY_FIELD_RE = re.compile(r"^([A-Za-z][A-Za-z ()]*?)\s*:\s*(.*)$")
+_CHRONY_SYSTEM_TIME_RE = re.compile(r"^([0-9.]+) seconds (fast|slow) of NTP time$")
 
 _SCONTROL_NODE_RE = re.compile(r"^NodeName=(\S+)")
 _GRES_GPU_RE = re.compile(r"(?:^|,)gpu(?::[^:,()]+)?:(\d+)")
@@ -164,6 +185,12 @@ def _check_shape(expected):
     for name in ("mounts", "services", "xid_codes"):
         if expected.get(name) is not None and not isinstance(expected[name], list):
             raise HealthError("%s: must be a list (got %r)" % (name, expected[name]))
+    for name in ("time_sync", "disk_space"):
+        if expected.get(name) is not None and not isinstance(expected[name], dict):
+            raise HealthError("%s: must be a dict (got %r)" % (name, expected[name]))
+    paths = (expected.get("disk_space") or {}).get("paths")
+    if paths is not None and not isinstance(paths, list):
+        raise HealthError("disk_space.paths: must be a list (got %r)" % (paths,))
 
 
 def _severity(expected):
@@ -429,6 +456,168 @@ def _check_services(res, services, expected, errors=None):
             "not running: %s" % ", ".join(down) if down else "running: %s" % ", ".join(wanted))
 
 
+def parse_chrony_tracking(text):
+    # type: (str) -> Dict[str, Any]
+    """``chronyc tracking`` -> ``{synchronized, offset}``: whether chronyd has a time source (its
+    Leap status is not ``Not synchronised``) and the system clock's offset from it in seconds
+    (``System time``; positive: the clock is fast). Raises HealthError for other text."""
+    fields = {}  # type: Dict[str, str]
+    for line in (text or "").splitlines():
+        match = _CHRONY_FIELD_RE.match(line.strip())
+        if match:
+            fields[match.group(1)] = match.group(2).strip()
+    leap = fields.get("Leap status")
+    system = _CHRONY_SYSTEM_TIME_RE.match(fields.get("System time") or "")
+    if not leap or not system:
+        raise HealthError("no Leap status and System time in its output: %s" % _first_line(text, ""))
+    offset = float(system.group(1)) * (1 if system.group(2) == "fast" else -1)
+    return {"synchronized": leap != "Not synchronised", "offset": offset}
+
+
+def read_time_sync(run):
+    # type: (Runner) -> Dict[str, Any]
+    """What time_sync judges, read with ``run``: ``{time_sync: {source, synchronized, offset, note}}``
+    from ``chronyc -n tracking`` (the base_os role's chrony), else from ``timedatectl``'s
+    NTPSynchronized (systemd-timesyncd or any other NTP client; no offset known); ``{time_sync:
+    None, time_sync_error}`` when neither could tell."""
+    errors = []
+    rc, out, err = run(["chronyc", "-n", "tracking"])
+    if rc == 0:
+        try:
+            return {"time_sync": dict(parse_chrony_tracking(out), source="chrony", note=None)}
+        except HealthError as exc:
+            errors.append("chronyc tracking: %s" % exc)
+    else:
+        errors.append(tool_error("chronyc", rc, out, err))
+    rc, out, err = run(["timedatectl", "show", "-p", "NTPSynchronized", "--value"])
+    word = out.strip() if rc == 0 else ""
+    if word in ("yes", "no"):
+        # chronyc not installed says nothing; chronyc there but chronyd not answering is noted.
+        note = None if errors[0].startswith("chronyc rc=127:") else errors[0]
+        return {"time_sync": {"source": "timedatectl", "synchronized": word == "yes", "offset": None, "note": note}}
+    errors.append(tool_error("timedatectl", rc, out, err) if rc != 0 or not word
+                  else "timedatectl: NTPSynchronized is %r, not yes or no" % word)
+    return {"time_sync": None, "time_sync_error": "; ".join(errors)}
+
+
+def disk_usage(path):
+    # type: (str) -> Optional[Tuple[int, int]]
+    """``(size, free)`` in bytes of the file system that holds ``path`` (statvfs: its blocks, and
+    those available to users, as jobs see it), None when ``path`` does not exist. Raises OSError
+    when statvfs fails otherwise."""
+    try:
+        stat = os.statvfs(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None
+        raise
+    return stat.f_frsize * stat.f_blocks, stat.f_frsize * stat.f_bavail
+
+
+def read_disk_space(disk, paths):
+    # type: (DiskReader, List[str]) -> Dict[str, Any]
+    """What disk_space judges, read with ``disk`` (disk_usage or a stand-in): ``{disk_space: {path:
+    [size, free] or None when absent}}``, with ``disk_space_errors`` ({path: why}) for the paths
+    statvfs could not read."""
+    usage = {}  # type: Dict[str, Any]
+    errors = {}  # type: Dict[str, str]
+    for path in paths:
+        try:
+            found = disk(path)
+        except OSError as exc:
+            errors[path] = "statvfs %s: %s" % (path, exc.strerror or exc)
+            continue
+        usage[path] = list(found) if found else None
+    observed = {"disk_space": usage}  # type: Dict[str, Any]
+    if errors:
+        observed["disk_space_errors"] = errors
+    return observed
+
+
+def _seconds(offset):
+    # type: (float) -> str
+    """0.8 -> ``800.0 ms fast``, -312.4 -> ``312.4 s slow``, 1.2e-05 -> ``12 us fast``."""
+    size = abs(offset)
+    text = "%.1f s" % size if size >= 1 else "%.1f ms" % (size * 1e3) if size >= 1e-3 else "%.0f us" % (size * 1e6)
+    return "%s %s" % (text, "fast" if offset > 0 else "slow")
+
+
+def _check_time_sync(res, observed, expected):
+    # type: (_Results, Dict[str, Any], Dict[str, Any]) -> None
+    want = expected.get("time_sync")
+    if not want:
+        res.skip("time_sync", "no clock synchronization expected")
+        return
+    max_offset = float(want.get("max_offset", TIME_MAX_OFFSET))
+    fail_offset = float(want.get("fail_offset", TIME_FAIL_OFFSET))
+    source = want.get("source")
+    sync = observed.get("time_sync")
+    if sync is None:
+        res.tool_fault("time_sync", "whether the clock is synchronized is unknown: %s" % (
+            observed.get("time_sync_error") or "not read"), max_offset, source, unit="s")
+        return
+    offset = sync.get("offset")
+    by = "chronyc tracking" if sync["source"] == "chrony" else "timedatectl"
+    note = " (%s)" % sync["note"] if sync.get("note") else ""
+    measured = round(offset, 6) if offset is not None else None
+    if offset is not None and abs(offset) > fail_offset:
+        res.add("time_sync", False, measured, max_offset, source,
+                "clock %s of its time source (%s), more than %g s: munge rejects Slurm's credentials across "
+                "its TTL (300 s by default)%s" % (_seconds(offset), by, fail_offset, note), unit="s")
+    elif not sync["synchronized"]:
+        res.add("time_sync", False, measured, max_offset, source,
+                "clock not synchronized to a time source (%s)%s" % (by, note), unit="s", bad="warn")
+    elif offset is not None and abs(offset) > max_offset:
+        res.add("time_sync", False, measured, max_offset, source,
+                "clock %s of its time source (%s), at most %g s expected%s" % (_seconds(offset), by, max_offset, note),
+                unit="s", bad="warn")
+    else:
+        res.add("time_sync", True, measured, max_offset, source,
+                "clock synchronized (%s%s)%s" % (by, ", %s" % _seconds(offset) if offset is not None else "", note),
+                unit="s")
+
+
+def _size(count):
+    # type: (float) -> str
+    return "%.1f GiB" % (count / 2.0 ** 30) if count >= 2 ** 30 else "%d MiB" % (count // 2 ** 20)
+
+
+def _check_disk_space(res, observed, expected):
+    # type: (_Results, Dict[str, Any], Dict[str, Any]) -> None
+    want = expected.get("disk_space")
+    paths = list((want or {}).get("paths") or [])
+    if not paths:
+        res.skip("disk_space", "no free space expected")
+        return
+    percent = float(want.get("min_free_percent", DISK_MIN_FREE_PERCENT))
+    least = int(want.get("min_free_bytes") or 0)
+    usage = observed.get("disk_space") or {}
+    errors = observed.get("disk_space_errors") or {}
+    present = [p for p in paths if usage.get(p)]
+    absent = [p for p in paths if p not in errors and not usage.get(p)]
+    free_pct = dict((p, 100.0 * usage[p][1] / usage[p][0] if usage[p][0] else 100.0) for p in present)
+    low = [p for p in present if usage[p][0] and (free_pct[p] < percent or usage[p][1] < least)]
+    floor = "%g%%%s" % (percent, " and %s" % _size(least) if least else "")
+    described = ["%s %.1f%% (%s)" % (p, free_pct[p], _size(usage[p][1])) for p in present]
+    measured = dict((p, round(free_pct[p], 1)) for p in present)
+    tail = "; not present: %s" % ", ".join(absent) if absent else ""
+    if low:
+        message = "low free space: %s free, at least %s expected" % (
+            ", ".join("%s %.1f%% (%s of %s)" % (p, free_pct[p], _size(usage[p][1]), _size(usage[p][0])) for p in low), floor)
+    else:
+        message = "free space: %s" % ", ".join(described) if described else ""
+    if errors:
+        message = "; ".join([m for m in (message,) if m] + ["statvfs could not be used: %s" % "; ".join(
+            errors[p] for p in paths if p in errors)])
+        res.tool_fault("disk_space", message + tail, percent, want.get("source"), unit="%", bad="fail" if low else "warn")
+        res.items[-1]["measured"] = measured
+        return
+    if not present:
+        res.skip("disk_space", "none of the paths exists: %s" % ", ".join(absent), want.get("source"))
+        return
+    res.add("disk_space", not low, measured, percent, want.get("source"), message + tail, unit="%")
+
+
 def evaluate(observed, expected):
     # type: (Dict[str, Any], Dict[str, Any]) -> List[Dict[str, Any]]
     """Every passive check of one node.
@@ -438,11 +627,15 @@ def evaluate(observed, expected):
     ``kernel_log`` ({text, window} or None with ``kernel_log_error``), ``ibstat`` (the ibstat
     summary, or None with ``ibstat_error``), ``mounts`` ([{path, fstype}]), ``services``
     ({name: systemctl is-active word}) and ``services_errors`` ({name: why systemctl could
-    not tell}). A tool that could not run gives a ``tooling`` warn, never a hardware verdict.
+    not tell}), ``time_sync`` (read_time_sync's: {source, synchronized, offset, note}, or None with
+    ``time_sync_error``), ``disk_space`` ({path: [size, free] bytes, or None when absent}) and
+    ``disk_space_errors`` ({path: why statvfs failed}).
+    A tool that could not run gives a ``tooling`` warn, never a hardware verdict.
     ``expected``: ``gpu_count``, ``gpu_model``, ``driver_version``, ``cuda_version`` (each
     ``{value, source}`` or None), ``xid_codes``, ``hca``
     ({rate_gbps, source, link_layers, ignore, count} or None), ``mounts`` ([{path, fstype,
-    source}]), ``services`` ([names]), ``severity`` ({check: fail|warn|skip}).
+    source}]), ``services`` ([names]), ``time_sync`` ({max_offset, fail_offset, source}: seconds),
+    ``disk_space`` ({paths, min_free_percent, min_free_bytes, source}), ``severity`` ({check: fail|warn|skip}).
     A node expected to have no GPU gets its GPU checks skipped.
     """
     _check_shape(expected)
@@ -468,6 +661,8 @@ def evaluate(observed, expected):
     _check_hca(res, observed, expected)
     _check_mounts(res, observed.get("mounts") or [], expected)
     _check_services(res, observed.get("services") or {}, expected, observed.get("services_errors"))
+    _check_time_sync(res, observed, expected)
+    _check_disk_space(res, observed, expected)
     order = dict((name, i) for i, name in enumerate(CHECKS))
     results = sorted(res.items, key=lambda item: order[item["check"]])
     return [dict(item, status="skip", message="turned off (severity skip): " + item["message"])
@@ -530,6 +725,8 @@ def command_environment(environ):
 
 # A command runner: argv -> (rc, stdout, stderr); rc 127 when the program is not there.
 Runner = Callable[[List[str]], Tuple[int, str, str]]
+# A file system reader: path -> (size, free) bytes, None when the path does not exist (disk_usage).
+DiskReader = Callable[[str], Optional[Tuple[int, int]]]
 
 
 def _first_line(out, err):
@@ -575,9 +772,10 @@ def parse_mounts(text):
     return mounts
 
 
-def collect(run, read_file, settings, expected):
-    # type: (Runner, Callable[[str], Optional[str]], Dict[str, Any], Dict[str, Any]) -> Dict[str, Any]
-    """Read what the passive checks look at, with ``run`` and ``read_file`` (path -> text or None).
+def collect(run, read_file, settings, expected, disk=None):
+    # type: (Runner, Callable[[str], Optional[str]], Dict[str, Any], Dict[str, Any], Optional[DiskReader]) -> Dict[str, Any]
+    """Read what the passive checks look at, with ``run``, ``read_file`` (path -> text or None) and
+    ``disk`` (path -> (size, free) bytes or None; default disk_usage, statvfs).
 
     ``settings``: ``nvidia_smi`` (path or name), ``nvcc``, ``cuda_home``, ``ibstat`` (path or
     name; empty reads sysfs), ``sysfs_root``, ``kernel_log_minutes``. Only what ``expected``
@@ -643,6 +841,11 @@ def collect(run, read_file, settings, expected):
         else:
             observed["services"][name] = "unknown"
             observed.setdefault("services_errors", {})[name] = tool_error("systemctl", rc, out, err)
+    if expected.get("time_sync"):
+        observed.update(read_time_sync(run))
+    paths = (expected.get("disk_space") or {}).get("paths") or []
+    if paths:
+        observed.update(read_disk_space(disk or disk_usage, paths))
     return observed
 
 
@@ -763,3 +966,88 @@ def budget_split(total, ours, wanted, fraction, min_nodes, prefix, verb="drained
         why = ("drain budget spent: %d of %d nodes %s by %s, budget %d (%s%% of %d, at least %d)"
                % (len(kept), total, verb, prefix.rstrip(":") or prefix, budget, "%g" % (fraction * 100), total, int(min_nodes)))
     return {"drain": drain, "held": held, "budget": budget, "drained": len(kept), "why": why}
+
+
+# ---------------------------------------------------------------------------
+# Metrics for the node exporter's textfile collector (the monitoring role's alerts read them)
+# ---------------------------------------------------------------------------
+
+STATUSES = ("pass", "warn", "fail", "skip")
+# What the health check program did about its node, as the label of gpucluster_health_action:
+# drained; held (the drain budget was spent); not_drained (a check failed, and the nodes could not
+# be read to keep the budget); resumed; kept (its own drain kept: a check it names could not be
+# judged); none; unknown (scontrol did not answer about the node); other (words this list lacks).
+ACTIONS = ("drained", "held", "not_drained", "resumed", "kept", "none", "unknown", "other")
+# The program's file in the textfile collector's folder (the monitoring role's
+# monitoring_node_exporter_textfile_dir), and the interval it is run at when the config says none
+# (slurm_health_check_interval's default): the staleness alert waits 3 of them.
+METRICS_FILE = "gpucluster_health.prom"
+METRICS_DIR = "/var/lib/prometheus/node-exporter"
+HEALTHCHECK_INTERVAL = 120
+
+
+def action_kind(action):
+    # type: (Optional[str]) -> str
+    """The ACTIONS word for the program's action (``held (drain budget spent: ...)`` -> ``held``)."""
+    text = action or "none"
+    for prefix, kind in (("drained", "drained"), ("held (drain budget", "held"), ("not drained", "not_drained"),
+                         ("resumed", "resumed"), ("kept drained", "kept"), ("none", "none"),
+                         ("scontrol did not answer", "unknown")):
+        if text.startswith(prefix):
+            return kind
+    return "other"
+
+
+def _metric_value(value):
+    # type: (Any) -> str
+    if isinstance(value, bool) or isinstance(value, int):
+        return "%d" % value
+    return repr(float(value))
+
+
+def _label_value(value):
+    # type: (str) -> str
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def health_metrics(checks, action, now, duration=None, interval=None):
+    # type: (List[Dict[str, Any]], Optional[str], float, Optional[float], Optional[float]) -> str
+    """The health check program's run as Prometheus text (the node exporter's textfile format).
+
+    ``checks``: evaluate's results; ``action``: what the program did (slurm_action's words);
+    ``now``: the run's end (seconds since the epoch); ``duration``: the run's seconds;
+    ``interval``: the seconds between runs (HEALTHCHECK_INTERVAL when None). Each check's status and
+    the verdict and action are state sets (one series per state, 1 for the current one).
+    """
+    lines = []  # type: List[str]
+
+    def metric(name, help_text, samples):
+        # type: (str, str, List[Tuple[str, Any]]) -> None
+        lines.extend(["# HELP %s %s" % (name, help_text), "# TYPE %s gauge" % name])
+        lines.extend("%s%s %s" % (name, labels, _metric_value(value)) for labels, value in samples)
+
+    def labels(**pairs):
+        # type: (**str) -> str
+        return "{%s}" % ",".join('%s="%s"' % (key, _label_value(value)) for key, value in sorted(pairs.items()))
+
+    kind = action_kind(action)
+    status = verdict(checks)
+    tooling = tooling_faults(checks)
+    metric("gpucluster_health_check_status", "A passive check's result on this node: 1 for its status (pass, warn, fail, skip).",
+           [(labels(check=item["check"], status=word), int(item["status"] == word)) for item in checks for word in STATUSES])
+    metric("gpucluster_health_check_tooling", "1 when the check's tool could not run: the check judged nothing.",
+           [(labels(check=item["check"]), int(item["check"] in tooling)) for item in checks])
+    metric("gpucluster_health_tooling_faults", "How many checks' tools could not run.", [("", len(tooling))])
+    metric("gpucluster_health_verdict", "The node's verdict: 1 for pass, warn or fail.",
+           [(labels(verdict=word), int(status == word)) for word in ("pass", "warn", "fail")])
+    metric("gpucluster_health_action", "What the health check did about the node: 1 for its action.",
+           [(labels(action=word), int(kind == word)) for word in ACTIONS])
+    metric("gpucluster_health_drain_held", "1 when a check failed but the node was not drained: the drain budget was "
+           "spent, or the nodes could not be read to keep it.", [("", int(kind in ("held", "not_drained")))])
+    metric("gpucluster_health_interval_seconds", "Seconds between the health check's runs.",
+           [("", interval if interval else HEALTHCHECK_INTERVAL)])
+    if duration is not None:
+        metric("gpucluster_health_run_duration_seconds", "How long the last run took.", [("", round(duration, 3))])
+    metric("gpucluster_health_last_run_timestamp_seconds", "When the last run ended (seconds since the epoch).",
+           [("", round(now, 3))])
+    return "\n".join(lines) + "\n"

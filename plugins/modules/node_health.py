@@ -21,7 +21,10 @@ description:
     C(retired_pages) (pending retirement), C(row_remap) (failed or pending), C(pcie_link) (narrower than the
     device's maximum; a lower generation only counts while the GPU is busy), C(clock_events) (hardware, thermal or
     power-brake slowdown), C(xid) (XIDs that need action in the kernel log window), C(hca_ports) (Active at the
-    expected rate), C(mounts) (the shared file systems mounted) and C(services) (running)."
+    expected rate), C(mounts) (the shared file systems mounted), C(services) (running), C(time_sync) (the clock
+    synchronized: C(chronyc -n tracking), else C(timedatectl)'s NTPSynchronized; off by more than I(expected.time_sync.max_offset)
+    or not synchronized warns, off by more than its C(fail_offset) fails) and C(disk_space) (free space on the file
+    systems of I(expected.disk_space.paths), read with statvfs; a path that does not exist is left out)."
   - Each result is C(pass), C(warn), C(fail) or C(skip) (nothing to judge, or turned off by I(severity)).
     The module itself never fails on a bad node; it fails only when its input is unusable.
   - "A tool that cannot run (not found, not executable, the driver not answering, output that does not parse) is a tooling
@@ -39,6 +42,9 @@ options:
         (default C([InfiniBand])), C(ignore) (CA or CA:port names), C(count), C(source)); C(mounts) (list of dicts
         with C(path), C(fstype) (default a type starting with C(nfs)), C(source)); C(services) (unit names);
         C(xid_codes) (XIDs that need action); C(severity) (check name to C(fail), C(warn) or C(skip)).
+      - C(time_sync) (dict with C(max_offset) (seconds, default 0.5), C(fail_offset) (seconds, default 60), C(source));
+        C(disk_space) (dict with C(paths) (list), C(min_free_percent) (default 5), C(min_free_bytes) (default 0), C(source)).
+        Each is judged only when given.
     type: dict
     required: true
   nvidia_smi_path:
@@ -74,6 +80,8 @@ EXAMPLES = r"""
       hca: {rate_gbps: 400, source: "NDR, validation_hca_rate_gbps"}
       mounts: [{path: /data/shared, source: nfs_mounts}]
       services: [slurmd, docker]
+      time_sync: {max_offset: 0.5, fail_offset: 60, source: validation_time_max_offset}
+      disk_space: {paths: [/var, /tmp], min_free_percent: 5, source: validation_disk_space_paths}
   register: health
 
 - name: Show what failed
@@ -136,13 +144,15 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpucluster.core.plugins.module_utils._health import (
     HealthError,
     collect,
+    disk_usage,
     evaluate,
     hardware,
     verdict,
 )
 from ansible_collections.gpucluster.core.plugins.module_utils._sysfs import read_file
 
-_read = read_file  # unit tests replace it
+_read = read_file  # unit tests replace them
+_disk = disk_usage
 
 
 def _runner(module):
@@ -176,7 +186,7 @@ def main():
         "kernel_log_minutes": params["kernel_log_minutes"],
     }
     try:
-        observed = collect(_runner(module), _read, settings, params["expected"])
+        observed = collect(_runner(module), _read, settings, params["expected"], disk=_disk)
         checks = evaluate(observed, params["expected"])
     except HealthError as exc:
         module.fail_json(msg="expected: %s" % exc)

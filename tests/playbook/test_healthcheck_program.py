@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -62,13 +63,19 @@ def cluster(ours: int, admin: int, idle: int) -> str:
 
 def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: int = 1,
                 listing: str | None = None, listing_rc: int = 0, budget: dict | None = None,
-                settings: dict | None = None) -> tuple[dict, list[str]]:
-    """Run the installed program under env -i with --slurm --json; (its JSON, scontrol's calls)."""
+                expected: dict | None = None, tools: dict | None = None,
+                metrics: dict | None = None, settings: dict | None = None) -> tuple[dict, list[str]]:
+    """Run the installed program under env -i with --slurm --json; (its JSON, scontrol's calls).
+    ``expected`` adds to the config's expectations, ``tools`` to its tools, ``settings`` to its
+    settings; ``metrics`` is the config's (default: the textfile folder tmp_path/textfile, made here).
+    Its stderr goes to tmp_path/stderr.txt."""
+    extra_tools = tools or {}
     program = install(tmp_path)
     vendor = tmp_path / "vendor" / "bin"  # outside any default search path, as /usr/local/bin was for slurmd
     vendor.mkdir(parents=True)
     missing = tmp_path / "missing"
-    tools = {name: str(missing / name) for name in ("systemctl", "journalctl", "dmesg", "timeout", "stat")}
+    tools = {name: str(missing / name) for name in ("systemctl", "journalctl", "dmesg", "timeout", "stat", "chronyc",
+                                                    "timedatectl")}
     log = tmp_path / "scontrol.log"
     (tmp_path / "node.txt").write_text(node_state, encoding="utf-8")
     (tmp_path / "cluster.txt").write_text(node_state if listing is None else listing, encoding="utf-8")
@@ -82,8 +89,13 @@ def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: i
         (vendor / "nvidia-smi").write_text(nvidia_smi, encoding="utf-8")
         (vendor / "nvidia-smi").chmod(0o755 if nvidia_smi.startswith("#!") else 0o644)
         tools["nvidia-smi"] = str(vendor / "nvidia-smi")
-    config = {"expected": {"gpu_count": {"value": gpus, "source": "Slurm (gres/gpu=%d)" % gpus}},
-              "reason_prefix": "gpucluster-validation:", "settings": {"nvidia_smi": "nvidia-smi", "tools": tools}}
+    tools.update(extra_tools)
+    if metrics is None:
+        (tmp_path / "textfile").mkdir()
+        metrics = {"dir": str(tmp_path / "textfile"), "interval": 30}
+    config = {"expected": dict({"gpu_count": {"value": gpus, "source": "Slurm (gres/gpu=%d)" % gpus}}, **(expected or {})),
+              "reason_prefix": "gpucluster-validation:", "settings": {"nvidia_smi": "nvidia-smi", "tools": tools},
+              "metrics": metrics}
     if budget is not None:
         config["drain_budget"] = budget
     config["settings"].update(settings or {})
@@ -92,6 +104,7 @@ def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: i
                            "--config", str(tmp_path / "healthcheck.json"), "--node", "gpu01", "--slurm", "--json"],
                           capture_output=True, text=True, timeout=120, env={}, check=False)
     assert proc.returncode in (0, 1), proc.stderr
+    (tmp_path / "stderr.txt").write_text(proc.stderr, encoding="utf-8")
     calls = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
     return json.loads(proc.stdout), calls
 
@@ -203,3 +216,128 @@ def test_slow_tool_is_cut_at_the_checks_deadline_and_the_rest_is_not_run(tmp_pat
         "warn", ["gpu_count", "xid"], "kept drained (not judged: gpu_count)")
     assert "not run, the program's 2 s for its checks were spent" in check(document, "xid")["message"]
     assert calls == ["show node gpu01"]
+
+
+# ---------------------------------------------------------------------------
+# time_sync and disk_space run by the program; its metrics for the node exporter
+# ---------------------------------------------------------------------------
+
+TRACKING = ("Reference ID    : 0AE7010A (10.231.1.10)\nStratum         : 11\n"
+            "Ref time (UTC)  : Thu Nov 27 14:02:11 2026\n"
+            "System time     : %s of NTP time\nLast offset     : -0.000009211 seconds\n"
+            "RMS offset      : 0.000031770 seconds\nFrequency       : 4.118 ppm fast\n"
+            "Update interval : 64.4 seconds\nLeap status     : Normal\n")
+TIME = {"max_offset": 0.5, "fail_offset": 60, "source": "validation_time_max_offset"}
+
+
+def chronyc(tmp_path: Path, system_time: str) -> dict:
+    """A chronyc stand-in that prints tracking with the System time given; the tools entry for it."""
+    path = tmp_path / "vendor" / "chronyc"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "tracking.txt").write_text(TRACKING % system_time, encoding="utf-8")
+    path.write_text("#!/bin/sh\n[ \"$*\" = \"-n tracking\" ] && exec /bin/cat %s\nexit 1\n" % (tmp_path / "tracking.txt"),
+                    encoding="utf-8")
+    path.chmod(0o755)
+    return {"chronyc": str(path)}
+
+
+def metrics(tmp_path: Path) -> dict[str, float]:
+    """The program's textfile as {series: value} (HELP and TYPE lines checked, then left out)."""
+    text = (tmp_path / "textfile" / "gpucluster_health.prom").read_text(encoding="utf-8")
+    assert text.endswith("\n")
+    series = {}
+    for line in text.splitlines():
+        if line.startswith("# "):
+            assert line.split()[1] in ("HELP", "TYPE"), line
+            continue
+        name, value = line.rsplit(" ", 1)
+        series[name] = float(value)
+    assert [p.name for p in (tmp_path / "textfile").iterdir()] == ["gpucluster_health.prom"]  # no temporary file left
+    return series
+
+
+def test_time_sync_and_disk_space_pass_under_slurm(tmp_path):
+    document, calls = healthcheck(
+        tmp_path, IDLE, FAULTY, gpus=1, tools=chronyc(tmp_path, "0.000012417 seconds slow"),
+        expected={"time_sync": TIME, "disk_space": {"paths": [str(tmp_path), str(tmp_path / "absent")],
+                                                    "min_free_percent": 0, "source": "validation_disk_space_paths"}})
+    time_sync, disk_space = check(document, "time_sync"), check(document, "disk_space")
+    assert (time_sync["status"], time_sync["message"]) == ("pass", "clock synchronized (chronyc tracking, 12 us slow)")
+    assert disk_space["status"] == "pass"
+    assert disk_space["message"].startswith("free space: %s " % tmp_path)
+    assert disk_space["message"].endswith("; not present: %s" % (tmp_path / "absent"))
+    assert list(disk_space["measured"]) == [str(tmp_path)]
+    assert (document["verdict"], document["action"]) == ("warn", "none")  # xid: no kernel log tool here
+
+
+@pytest.mark.parametrize("system_time, disk_free, reason", [
+    ("400.000000000 seconds fast", 0, "time_sync"),  # skew munge cannot take
+    ("0.000012417 seconds slow", 99.99, "disk_space"),  # a file system with less free than asked: full
+], ids=["clock-skew", "disk-full"])
+def test_clock_skew_and_a_full_disk_drain(tmp_path, system_time, disk_free, reason):
+    document, calls = healthcheck(
+        tmp_path, IDLE, FAULTY, gpus=1, tools=chronyc(tmp_path, system_time),
+        expected={"time_sync": TIME, "disk_space": {"paths": [str(tmp_path)], "min_free_percent": disk_free,
+                                                    "source": "validation_disk_space_paths"}})
+    assert (document["verdict"], document["action"]) == ("fail", "drained")
+    assert calls[-1] == "update nodename=gpu01 state=drain reason=gpucluster-validation: %s" % reason
+    assert check(document, reason)["status"] == "fail"
+
+
+def test_time_sync_without_its_tools_is_a_tooling_warn(tmp_path):
+    document, calls = healthcheck(tmp_path, IDLE, FAULTY, gpus=1, expected={"time_sync": TIME})
+    missing = tmp_path / "missing"
+    assert check(document, "time_sync")["message"] == (
+        "whether the clock is synchronized is unknown: chronyc rc=127: %s/chronyc: No such file or directory; "
+        "timedatectl rc=127: %s/timedatectl: No such file or directory" % (missing, missing))
+    assert (document["verdict"], document["tooling"], document["action"]) == ("warn", ["xid", "time_sync"], "none")
+    assert calls == ["show node gpu01"]
+
+
+def test_metrics_after_a_drain(tmp_path):
+    before = time.time()
+    document, calls = healthcheck(tmp_path, IDLE, FAULTY, gpus=8)
+    assert document["action"] == "drained"
+    series = metrics(tmp_path)
+    assert series['gpucluster_health_check_status{check="gpu_count",status="fail"}'] == 1
+    assert series['gpucluster_health_check_status{check="gpu_count",status="pass"}'] == 0
+    assert series['gpucluster_health_check_status{check="disk_space",status="skip"}'] == 1
+    assert series['gpucluster_health_check_tooling{check="xid"}'] == 1
+    assert series["gpucluster_health_tooling_faults"] == 1
+    assert series['gpucluster_health_verdict{verdict="fail"}'] == 1
+    assert [name for name, value in series.items() if name.startswith("gpucluster_health_action{") and value] == [
+        'gpucluster_health_action{action="drained"}']
+    assert series["gpucluster_health_drain_held"] == 0
+    assert series["gpucluster_health_interval_seconds"] == 30
+    assert before <= series["gpucluster_health_last_run_timestamp_seconds"] <= time.time()
+    assert 0 <= series["gpucluster_health_run_duration_seconds"] < 60
+    assert len([name for name in series if name.startswith("gpucluster_health_check_status{")]) == 4 * 17
+
+
+def test_metrics_after_a_hold(tmp_path):
+    document, calls = healthcheck(tmp_path, IDLE, FAULTY, gpus=8, listing=cluster(2, 0, 17))
+    assert document["action"].startswith("held (drain budget spent")
+    series = metrics(tmp_path)
+    assert (series["gpucluster_health_drain_held"], series['gpucluster_health_action{action="held"}'],
+            series['gpucluster_health_verdict{verdict="fail"}']) == (1, 1, 1)
+
+
+def test_metrics_after_a_pass_that_resumes(tmp_path):
+    document, calls = healthcheck(tmp_path, OURS, FAULTY, gpus=1)
+    assert document["action"] == "resumed"
+    series = metrics(tmp_path)
+    assert (series["gpucluster_health_drain_held"], series['gpucluster_health_action{action="resumed"}'],
+            series['gpucluster_health_check_status{check="gpu_count",status="pass"}']) == (0, 1, 1)
+
+
+def test_metrics_folder_missing_is_noted_not_failed(tmp_path):
+    document, calls = healthcheck(tmp_path, IDLE, FAULTY, gpus=8, metrics={"dir": str(tmp_path / "no-exporter")})
+    assert (document["verdict"], document["action"]) == ("fail", "drained")
+    assert (tmp_path / "stderr.txt").read_text(encoding="utf-8") == (
+        "metrics not written: %s is not a directory\n" % (tmp_path / "no-exporter"))
+    assert not (tmp_path / "no-exporter").exists()
+
+
+def test_metrics_off(tmp_path):
+    healthcheck(tmp_path, IDLE, FAULTY, gpus=8, metrics={"dir": ""})
+    assert (tmp_path / "stderr.txt").read_text(encoding="utf-8") == ""

@@ -3,7 +3,7 @@
 """The validation role's node checks on the controller (pure, no Ansible imports).
 
 * what each node is expected to show (the ``expected`` of the node_health module: GPU count and
-  model, driver and CUDA versions, the HCA, mounts, services, Xid codes), and where each
+  model, driver and CUDA versions, the HCA, mounts, services, Xid codes, clock, free space), and where each
   expectation came from;
 * what follows from a node's verdict in Slurm (drain, resume, leave an admin's drain alone) and
   in Kubernetes (cordon, uncordon, leave an admin's cordon alone), and which of those failed;
@@ -18,6 +18,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ansible_collections.gpucluster.core.plugins.module_utils._health import (
     DRAIN_BUDGET_FRACTION,
     DRAIN_BUDGET_MIN_NODES,
+    DISK_MIN_FREE_PERCENT,
+    TIME_FAIL_OFFSET,
     budget_split,
     drained_by,
     reason_checks,
@@ -49,7 +51,10 @@ def node_expectations(settings: Mapping[str, Any], slurm_node: Optional[Mapping[
     ``validation_gpu_model``, ``validation_driver_version``, ``validation_cuda_version``,
     ``nvidia_driver_version``, ``nvidia_driver_branch``, ``cuda_default_toolkit``,
     ``slurm_gres_expected_gpus``, ``validation_hca``, ``validation_mounts``,
-    ``validation_services``, ``validation_xid_codes``, ``validation_severity``).
+    ``validation_services``, ``validation_xid_codes``, ``validation_severity``,
+    ``validation_time_max_offset``, ``validation_time_fail_offset`` (time_sync; 0 or unset: none),
+    ``validation_disk_space_paths``, ``validation_disk_space_min_free_percent``,
+    ``validation_disk_space_min_free_mib`` (disk_space; no paths: none)).
     First source wins: the variable set for the node, the scheduler's definition, the
     burn-in baseline, the software roles' pins.
     """
@@ -90,6 +95,16 @@ def node_expectations(settings: Mapping[str, Any], slurm_node: Optional[Mapping[
         expected["services"] = list(settings["validation_services"])
     if settings.get("validation_xid_codes"):
         expected["xid_codes"] = [int(code) for code in settings["validation_xid_codes"]]
+    if settings.get("validation_time_max_offset"):
+        expected["time_sync"] = {"max_offset": float(settings["validation_time_max_offset"]),
+                                 "fail_offset": float(settings.get("validation_time_fail_offset") or TIME_FAIL_OFFSET),
+                                 "source": "validation_time_max_offset"}
+    if settings.get("validation_disk_space_paths"):
+        expected["disk_space"] = {
+            "paths": list(settings["validation_disk_space_paths"]),
+            "min_free_percent": float(settings.get("validation_disk_space_min_free_percent", DISK_MIN_FREE_PERCENT)),
+            "min_free_bytes": int(settings.get("validation_disk_space_min_free_mib") or 0) * 2 ** 20,
+            "source": "validation_disk_space_paths"}
     if settings.get("validation_severity"):
         expected["severity"] = dict(settings["validation_severity"])
     return expected

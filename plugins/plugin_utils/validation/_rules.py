@@ -54,6 +54,35 @@ def _fraction(errors: Errors, var: str, value: Any, low_open: bool = True) -> No
         errors.add(var, "must be a number in %s0, 1] (got %r)" % ("(" if low_open else "[", value))
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _time_and_disk(errors: Errors, values: Mapping[str, Any]) -> None:
+    """time_sync's offsets and disk_space's paths and minimums."""
+    offset = values.get("validation_time_max_offset", 0.5)
+    if not _number(offset) or not 0 <= offset <= 3600:
+        errors.add("validation_time_max_offset", "must be a number of seconds within 0-3600, 0 to turn time_sync off "
+                   "(got %r)" % (offset,))
+    fail = values.get("validation_time_fail_offset", 60)
+    if not _number(fail) or not 0 < fail <= 86400:
+        errors.add("validation_time_fail_offset", "must be a number of seconds above 0, at most 86400 (got %r)" % (fail,))
+    elif _number(offset) and fail < offset:
+        errors.add("validation_time_fail_offset", "must not be below validation_time_max_offset (%r) (got %r)" % (offset, fail))
+    paths = values.get("validation_disk_space_paths", [])
+    if not isinstance(paths, list):
+        errors.add("validation_disk_space_paths", "must be a list of absolute paths, [] to turn disk_space off (got %r)"
+                   % (paths,))
+    else:
+        for index, path in enumerate(paths):
+            errors.check("validation_disk_space_paths[%d]" % index, abs_path(path))
+    percent = values.get("validation_disk_space_min_free_percent", 5)
+    if not _number(percent) or not 0 <= percent < 100:
+        errors.add("validation_disk_space_min_free_percent", "must be a number within 0-100, below 100 (got %r)" % (percent,))
+    errors.check("validation_disk_space_min_free_mib", int_range(values.get("validation_disk_space_min_free_mib", 0),
+                                                                 0, 1 << 30))
+
+
 def _host(errors: Errors, values: Mapping[str, Any], building: bool = False) -> None:
     count = values.get("validation_gpu_count", 0)
     errors.check("validation_gpu_count", int_range(count, 0, 64))
@@ -133,6 +162,7 @@ def _host(errors: Errors, values: Mapping[str, Any], building: bool = False) -> 
     if errors.check("validation_cuda_home", abs_path(cuda_home)) and building:
         errors.check("validation_cuda_home", matches(cuda_home, _MAKE_PATH_RE, _MAKE_PATH_WHAT))
     errors.check("validation_kernel_log_minutes", int_range(values.get("validation_kernel_log_minutes", 60), 1, 10080))
+    _time_and_disk(errors, values)
 
 
 def _fabric_tools(errors: Errors, play: Mapping[str, Any]) -> None:
@@ -210,7 +240,7 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
     errors.check("validation_ddp_venv", abs_path(play.get("validation_ddp_venv")))
     for var in ("validation_ddp_pip_env", "validation_kubernetes_client_pip_env"):
         pip_env(errors, var, play.get(var))
-    for var in ("validation_nccl_tests_dir", "validation_perftest_path"):
+    for var in ("validation_nccl_tests_dir", "validation_perftest_path", "validation_healthcheck_metrics_dir"):
         if play.get(var):
             errors.check(var, abs_path(play.get(var)))
     _fabric_tools(errors, play)

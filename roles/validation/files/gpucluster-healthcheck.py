@@ -15,6 +15,11 @@ Before it drains, it reads every node Slurm lists (scontrol show node) and keeps
 budget (the config's drain_budget: fraction, min_nodes): when the nodes drained with the prefix
 already fill it, the node is held instead (the verdict stays fail, the action says why, and
 syslog gets it); when the listing cannot be read, nothing is drained either (fail safe).
+With --slurm it also writes each run for the node exporter's textfile collector (the config's
+metrics.dir, default /var/lib/prometheus/node-exporter, file gpucluster_health.prom, replaced
+atomically): every check's status, the tooling faults, the verdict, the action (a drain the budget
+held included), the run's time and the interval; the monitoring role's alerts read them. Without
+that folder (no node exporter on the node) it says so on stderr and goes on.
 Installed by gpucluster.core's validation role with its expectations in the config file and
 the absolute paths of its tools (settings.tools, found on the node at install time); it also
 searches a fixed PATH after its own, so it runs in Slurm's empty environment.
@@ -39,6 +44,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ansible_collections.gpucluster.core.plugins.module_utils._health import (  # noqa: E402
     DRAIN_BUDGET_FRACTION,
     DRAIN_BUDGET_MIN_NODES,
+    METRICS_DIR,
+    METRICS_FILE,
     HealthError,
     budget_split,
     collect,
@@ -46,6 +53,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import (  
     command_path,
     drained_by,
     evaluate,
+    health_metrics,
     scontrol_nodes,
     tool_error,
     reason_checks,
@@ -149,6 +157,34 @@ def slurm_action(node, checks, prefix, budget=None):
     return "none"
 
 
+def write_metrics(config, checks, action, started):
+    """This run as the node exporter's textfile (the config's metrics: dir, "" for none, and interval):
+    a temporary file in the same folder renamed over METRICS_FILE, so the collector never reads half
+    a file. Returns why nothing was written (no such folder: no node exporter here), else None."""
+    metrics = config.get("metrics") or {}
+    folder = metrics.get("dir", METRICS_DIR)
+    if not folder:
+        return None
+    if not os.path.isdir(folder):
+        return "metrics not written: %s is not a directory" % folder
+    now = time.time()
+    text = health_metrics(checks, action, now, now - started, metrics.get("interval"))
+    path = os.path.join(folder, METRICS_FILE)
+    tmp = "%s.%d.tmp" % (path, os.getpid())  # the collector reads *.prom only
+    try:
+        with open(tmp, "w") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.rename(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return "metrics not written: %s: %s" % (path, exc.strerror)
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="/etc/gpucluster/healthcheck.json")
@@ -156,6 +192,7 @@ def main():
     parser.add_argument("--slurm", action="store_true")
     parser.add_argument("--node", default=socket.gethostname().split(".")[0])
     args = parser.parse_args()
+    started = time.time()
     config = json.loads(read(args.config) or "{}")
     expected = config.get("expected") or {}
     settings = config.get("settings") or {}
@@ -176,6 +213,10 @@ def main():
             print("%-5s %-16s %s" % (check["status"].upper(), check["check"], check["message"]))
         print("%s: %s%s%s" % (args.node, status, " (tooling: %s)" % ",".join(tooling) if tooling else "",
                               " (%s)" % action if action else ""))
+    if action is not None:  # the program watches the node (--slurm): Prometheus hears of it
+        note = write_metrics(config, checks, action, started)
+        if note:
+            sys.stderr.write(note + "\n")
     return 1 if status == "fail" else 0
 
 

@@ -16,16 +16,23 @@ import re
 import pytest
 
 from ansible_collections.gpucluster.core.plugins.module_utils._health import (
+    ACTIONS,
     CHECKS,
     DEFAULT_SEVERITY,
     DEFAULT_XID_CODES,
     GPU_CHECKS,
     SLOWDOWN_REASONS,
     HealthError,
+    action_kind,
     collect,
     cuda_toolkit_version,
+    disk_usage,
     evaluate,
     hardware,
+    health_metrics,
+    parse_chrony_tracking,
+    read_disk_space,
+    read_time_sync,
     FALLBACK_PATH,
     command_environment,
     command_path,
@@ -554,6 +561,8 @@ def test_not_a_gpu_node_skips_every_gpu_check():
         ("hca_ports", "skip", "no HCA ports expected"),
         ("mounts", "skip", "no shared file system expected"),
         ("services", "skip", "no service expected"),
+        ("time_sync", "skip", "no clock synchronization expected"),
+        ("disk_space", "skip", "no free space expected"),
     ]
     assert verdict(results) == "pass"
 
@@ -869,7 +878,7 @@ def test_default_severity():
         ("gpu_count", "fail"), ("gpu_model", "fail"), ("driver_version", "fail"), ("cuda_version", "fail"),
         ("persistence_mode", "warn"), ("ecc_mode", "warn"), ("ecc_errors", "fail"), ("retired_pages", "fail"),
         ("row_remap", "fail"), ("pcie_link", "fail"), ("clock_events", "warn"), ("xid", "fail"),
-        ("hca_ports", "fail"), ("mounts", "fail"), ("services", "fail"),
+        ("hca_ports", "fail"), ("mounts", "fail"), ("services", "fail"), ("time_sync", "fail"), ("disk_space", "fail"),
     ]
 
 
@@ -1019,7 +1028,7 @@ def test_collect_everything():
         "gpu_count": "pass", "gpu_model": "skip", "driver_version": "skip", "cuda_version": "fail",
         "persistence_mode": "pass", "ecc_mode": "pass", "ecc_errors": "pass", "retired_pages": "skip",
         "row_remap": "pass", "pcie_link": "pass", "clock_events": "pass", "xid": "pass", "hca_ports": "pass",
-        "mounts": "pass", "services": "fail",
+        "mounts": "pass", "services": "fail", "time_sync": "skip", "disk_space": "skip",
     }
     assert results["cuda_version"]["message"] == "CUDA toolkit 11.5, pinned 12.1"
     assert results["services"]["message"] == "not running: docker (inactive)"
@@ -1261,7 +1270,11 @@ def test_lent_machines_healthcheck_runs_replayed(capture, smi_capture, config, p
     observed = collect(run, reader({}), config["settings"], config["expected"])
     document = json.loads(read_fixture(capture, printed))
     assert (document["node"], document["verdict"]) == ("lent", verdict)
-    assert evaluate(observed, config["expected"]) == document["checks"]
+    results = evaluate(observed, config["expected"])
+    # recorded before time_sync and disk_space were checks: the config expects neither, both skip
+    assert results[:len(document["checks"])] == document["checks"]
+    assert [(r["check"], r["status"]) for r in results[len(document["checks"]):]] == [
+        ("time_sync", "skip"), ("disk_space", "skip")]
 
 
 # ---------------------------------------------------------------------------
@@ -1329,3 +1342,387 @@ def test_unjudged(names, want):
     results = evaluate({"nvidia_smi": None, "nvidia_smi_error": "nvidia-smi rc=127: x", "mounts": []},
                        {"gpu_count": {"value": 8, "source": "s"}})
     assert unjudged(results, names) == want
+
+
+# ---------------------------------------------------------------------------
+# time_sync: chronyc tracking, else timedatectl; disk_space: statvfs through a reader
+# ---------------------------------------------------------------------------
+
+# chronyc -n tracking as chrony 4 prints it: a worker following its head node, ...
+TRACKING = (
+    "Reference ID    : 0AE7010A (10.231.1.10)\n"
+    "Stratum         : 11\n"
+    "Ref time (UTC)  : Thu Nov 27 14:02:11 2026\n"
+    "System time     : 0.000012417 seconds slow of NTP time\n"
+    "Last offset     : -0.000009211 seconds\n"
+    "RMS offset      : 0.000031770 seconds\n"
+    "Frequency       : 4.118 ppm fast\n"
+    "Residual freq   : -0.002 ppm\n"
+    "Skew            : 0.091 ppm\n"
+    "Root delay      : 0.000208466 seconds\n"
+    "Root dispersion : 0.000367813 seconds\n"
+    "Update interval : 64.4 seconds\n"
+    "Leap status     : Normal\n"
+)
+# ... and chronyd just started, before its first source answered.
+TRACKING_UNSYNCED = (
+    "Reference ID    : 00000000 ()\n"
+    "Stratum         : 0\n"
+    "Ref time (UTC)  : Thu Jan 01 00:00:00 1970\n"
+    "System time     : 0.000000000 seconds fast of NTP time\n"
+    "Last offset     : +0.000000000 seconds\n"
+    "RMS offset      : 0.000000000 seconds\n"
+    "Frequency       : 0.000 ppm slow\n"
+    "Residual freq   : +0.000 ppm\n"
+    "Skew            : 0.000 ppm\n"
+    "Root delay      : 1.000000000 seconds\n"
+    "Root dispersion : 1.000000000 seconds\n"
+    "Update interval : 0.0 seconds\n"
+    "Leap status     : Not synchronised\n"
+)
+
+
+def tracking(system_time):
+    return TRACKING.replace("0.000012417 seconds slow of NTP time", system_time)
+
+
+CHRONYC = ("chronyc", "-n", "tracking")
+TIMEDATECTL = ("timedatectl", "show", "-p", "NTPSynchronized", "--value")
+NO_CHRONYC = (127, "", "chronyc: No such file or directory")
+NO_DAEMON = (1, "506 Cannot talk to daemon\n", "")
+NO_SYSTEMD = (1, "", "System has not been booted with systemd as init system (PID 1). Can't operate.\n"
+              "Failed to connect to bus: Host is down\n")
+TIME = {"max_offset": 0.5, "fail_offset": 60.0, "source": "validation_time_max_offset"}
+
+
+@pytest.mark.parametrize("text, want", [
+    (TRACKING, {"synchronized": True, "offset": -1.2417e-05}),
+    (TRACKING_UNSYNCED, {"synchronized": False, "offset": 0.0}),
+    (tracking("312.400000000 seconds fast of NTP time"), {"synchronized": True, "offset": 312.4}),
+    (TRACKING.replace("Leap status     : Normal", "Leap status     : Insert second"), {"synchronized": True, "offset": -1.2417e-05}),
+])
+def test_parse_chrony_tracking(text, want):
+    assert parse_chrony_tracking(text) == want
+
+
+@pytest.mark.parametrize("text, message", [
+    ("506 Cannot talk to daemon\n", "no Leap status and System time in its output: 506 Cannot talk to daemon"),
+    ("", "no Leap status and System time in its output: no output"),
+    (TRACKING.replace("Leap status     : Normal\n", ""),
+     "no Leap status and System time in its output: Reference ID    : 0AE7010A (10.231.1.10)"),
+])
+def test_parse_chrony_tracking_refuses_other_text(text, message):
+    with pytest.raises(HealthError) as exc:
+        parse_chrony_tracking(text)
+    assert str(exc.value) == message
+
+
+@pytest.mark.parametrize("answers, observed, calls", [
+    # chrony answers: timedatectl is not asked
+    ({CHRONYC: (0, TRACKING, "")},
+     {"time_sync": {"source": "chrony", "synchronized": True, "offset": -1.2417e-05, "note": None}}, [CHRONYC]),
+    # no chrony (systemd-timesyncd): timedatectl tells, without an offset
+    ({CHRONYC: NO_CHRONYC, TIMEDATECTL: (0, "yes\n", "")},
+     {"time_sync": {"source": "timedatectl", "synchronized": True, "offset": None, "note": None}}, [CHRONYC, TIMEDATECTL]),
+    ({CHRONYC: NO_CHRONYC, TIMEDATECTL: (0, "no\n", "")},
+     {"time_sync": {"source": "timedatectl", "synchronized": False, "offset": None, "note": None}}, [CHRONYC, TIMEDATECTL]),
+    # chronyd not running: the kernel's flag decides, chronyc's words noted
+    ({CHRONYC: NO_DAEMON, TIMEDATECTL: (0, "yes\n", "")},
+     {"time_sync": {"source": "timedatectl", "synchronized": True, "offset": None,
+                    "note": "chronyc rc=1: 506 Cannot talk to daemon"}}, [CHRONYC, TIMEDATECTL]),
+    # neither can tell (a container without systemd as init): the tools' own words
+    ({CHRONYC: NO_CHRONYC, TIMEDATECTL: NO_SYSTEMD},
+     {"time_sync": None, "time_sync_error": "chronyc rc=127: chronyc: No such file or directory; timedatectl rc=1: "
+      "System has not been booted with systemd as init system (PID 1). Can't operate."}, [CHRONYC, TIMEDATECTL]),
+    ({CHRONYC: (0, "garbled\n", ""), TIMEDATECTL: (0, "maybe\n", "")},
+     {"time_sync": None, "time_sync_error": "chronyc tracking: no Leap status and System time in its output: garbled; "
+      "timedatectl: NTPSynchronized is 'maybe', not yes or no"}, [CHRONYC, TIMEDATECTL]),
+    ({CHRONYC: (124, "", "chronyc: timed out after 20 s"), TIMEDATECTL: (0, "", "")},
+     {"time_sync": None, "time_sync_error": "chronyc rc=124: chronyc: timed out after 20 s; timedatectl rc=0: no output"},
+     [CHRONYC, TIMEDATECTL]),
+], ids=["chrony", "timesyncd-yes", "timesyncd-no", "chronyd-down", "neither", "garbled", "timeout"])
+def test_read_time_sync(answers, observed, calls):
+    run = Runner(answers)
+    assert read_time_sync(run) == observed
+    assert run.calls == calls
+
+
+def time_result(answers, want=None):
+    run = Runner(answers)
+    return by_check(evaluate(read_time_sync(run), dict(NOT_GPU, time_sync=want or TIME)))["time_sync"]
+
+
+@pytest.mark.parametrize("answers, status, measured, message", [
+    ({CHRONYC: (0, TRACKING, "")}, "pass", -1.2e-05, "clock synchronized (chronyc tracking, 12 us slow)"),
+    ({CHRONYC: (0, tracking("0.004100000 seconds fast of NTP time"), "")}, "pass", 0.0041,
+     "clock synchronized (chronyc tracking, 4.1 ms fast)"),
+    # more than max_offset: warn
+    ({CHRONYC: (0, tracking("0.800000000 seconds fast of NTP time"), "")}, "warn", 0.8,
+     "clock 800.0 ms fast of its time source (chronyc tracking), at most 0.5 s expected"),
+    # more than fail_offset: munge's skew, fail
+    ({CHRONYC: (0, tracking("312.400000000 seconds slow of NTP time"), "")}, "fail", -312.4,
+     "clock 312.4 s slow of its time source (chronyc tracking), more than 60 s: munge rejects Slurm's credentials "
+     "across its TTL (300 s by default)"),
+    # just started (or a test container's chronyd without a source): warn, never a drain
+    ({CHRONYC: (0, TRACKING_UNSYNCED, "")}, "warn", 0.0, "clock not synchronized to a time source (chronyc tracking)"),
+    ({CHRONYC: NO_CHRONYC, TIMEDATECTL: (0, "yes\n", "")}, "pass", None, "clock synchronized (timedatectl)"),
+    ({CHRONYC: NO_CHRONYC, TIMEDATECTL: (0, "no\n", "")}, "warn", None,
+     "clock not synchronized to a time source (timedatectl)"),
+    ({CHRONYC: NO_DAEMON, TIMEDATECTL: (0, "yes\n", "")}, "pass", None,
+     "clock synchronized (timedatectl) (chronyc rc=1: 506 Cannot talk to daemon)"),
+], ids=["synced", "ms", "over-max", "over-fail", "unsynced", "timesyncd", "timesyncd-no", "chronyd-down"])
+def test_time_sync(answers, status, measured, message):
+    result = time_result(answers)
+    assert (result["status"], result["measured"], result["expected"], result["unit"], result["source"], result["message"]) == (
+        status, measured, 0.5, "s", "validation_time_max_offset", message)
+    assert "tooling" not in result
+
+
+def test_time_sync_unknown_is_a_tooling_warn():
+    result = time_result({CHRONYC: NO_CHRONYC, TIMEDATECTL: NO_SYSTEMD})
+    assert (result["status"], result["tooling"], result["measured"], result["message"]) == (
+        "warn", True, None, "whether the clock is synchronized is unknown: chronyc rc=127: chronyc: No such file or "
+        "directory; timedatectl rc=1: System has not been booted with systemd as init system (PID 1). Can't operate.")
+
+
+@pytest.mark.parametrize("severity, status", [("warn", "warn"), ("skip", "skip")])
+def test_time_sync_severity_turns_the_skew(severity, status):
+    run = Runner({CHRONYC: (0, tracking("400.000000000 seconds fast of NTP time"), "")})
+    expected = dict(NOT_GPU, time_sync=TIME, severity={"time_sync": severity})
+    assert by_check(evaluate(read_time_sync(run), expected))["time_sync"]["status"] == status
+
+
+def test_time_sync_fail_offset_from_the_expectation():
+    result = time_result({CHRONYC: (0, tracking("2.000000000 seconds fast of NTP time"), "")},
+                         {"max_offset": 0.1, "fail_offset": 1, "source": "validation_time_max_offset"})
+    assert (result["status"], result["message"]) == (
+        "fail", "clock 2.0 s fast of its time source (chronyc tracking), more than 1 s: munge rejects Slurm's "
+        "credentials across its TTL (300 s by default)")
+
+
+GIB = 2 ** 30
+DISK = {"paths": ["/var", "/tmp", "/var/lib/slurm"], "min_free_percent": 5.0, "min_free_bytes": 0,
+        "source": "validation_disk_space_paths"}
+
+
+def disk_reader(table):
+    """A statvfs stand-in: {path: (size, free) | None | an OSError to raise}."""
+    def disk(path):
+        value = table.get(path)
+        if isinstance(value, OSError):
+            raise value
+        return value
+    return disk
+
+
+def disk_result(table, want=None):
+    observed = read_disk_space(disk_reader(table), (want or DISK)["paths"])
+    return by_check(evaluate(observed, dict(NOT_GPU, disk_space=want or DISK)))["disk_space"]
+
+
+def test_read_disk_space():
+    table = {"/var": (100 * GIB, 30 * GIB), "/tmp": OSError(13, "Permission denied")}
+    assert read_disk_space(disk_reader(table), ["/var", "/tmp", "/var/lib/slurm"]) == {
+        "disk_space": {"/var": [100 * GIB, 30 * GIB], "/var/lib/slurm": None},
+        "disk_space_errors": {"/tmp": "statvfs /tmp: Permission denied"},
+    }
+
+
+def test_disk_usage_reads_statvfs(tmp_path):
+    size, free = disk_usage(str(tmp_path))
+    assert 0 < free <= size
+    assert disk_usage(str(tmp_path / "missing")) is None
+    assert disk_usage(str(tmp_path / "missing" / "deeper")) is None
+
+
+@pytest.mark.parametrize("table, want, status, measured, message", [
+    ({"/var": (100 * GIB, 30 * GIB), "/tmp": (100 * GIB, 30 * GIB), "/var/lib/slurm": (100 * GIB, 30 * GIB)}, None,
+     "pass", {"/var": 30.0, "/tmp": 30.0, "/var/lib/slurm": 30.0},
+     "free space: /var 30.0% (30.0 GiB), /tmp 30.0% (30.0 GiB), /var/lib/slurm 30.0% (30.0 GiB)"),
+    # Slurm's spool not there (not a Slurm node): left out, and said
+    ({"/var": (100 * GIB, 30 * GIB), "/tmp": (2 * GIB, GIB // 2)}, None, "pass", {"/var": 30.0, "/tmp": 25.0},
+     "free space: /var 30.0% (30.0 GiB), /tmp 25.0% (512 MiB); not present: /var/lib/slurm"),
+    # a full /var fails
+    ({"/var": (100 * GIB, GIB), "/tmp": (100 * GIB, GIB)}, None, "fail", {"/var": 1.0, "/tmp": 1.0},
+     "low free space: /var 1.0% (1.0 GiB of 100.0 GiB), /tmp 1.0% (1.0 GiB of 100.0 GiB) free, at least 5% expected; "
+     "not present: /var/lib/slurm"),
+    ({"/var": (100 * GIB, 0)}, None, "fail", {"/var": 0.0},
+     "low free space: /var 0.0% (0 MiB of 100.0 GiB) free, at least 5% expected; not present: /tmp, /var/lib/slurm"),
+    # the bytes minimum: 10 % of a small /tmp is too little
+    ({"/tmp": (4 * GIB, 400 * 2 ** 20)}, dict(DISK, paths=["/tmp"], min_free_bytes=GIB), "fail", {"/tmp": 9.8},
+     "low free space: /tmp 9.8% (400 MiB of 4.0 GiB) free, at least 5% and 1.0 GiB expected"),
+    # just at the minimum: enough
+    ({"/var": (100 * GIB, 5 * GIB)}, dict(DISK, paths=["/var"]), "pass", {"/var": 5.0}, "free space: /var 5.0% (5.0 GiB)"),
+], ids=["enough", "spool-absent", "full", "empty", "bytes", "at-minimum"])
+def test_disk_space(table, want, status, measured, message):
+    result = disk_result(table, want)
+    assert (result["status"], result["measured"], result["expected"], result["unit"], result["source"], result["message"]) == (
+        status, measured, 5.0, "%", "validation_disk_space_paths", message)
+
+
+def test_disk_space_none_present_skips():
+    result = disk_result({})
+    assert (result["status"], result["message"]) == ("skip", "none of the paths exists: /var, /tmp, /var/lib/slurm")
+
+
+@pytest.mark.parametrize("table, status, message", [
+    ({"/var": (100 * GIB, 30 * GIB), "/tmp": OSError(5, "Input/output error")}, "warn",
+     "free space: /var 30.0% (30.0 GiB); statvfs could not be used: statvfs /tmp: Input/output error; "
+     "not present: /var/lib/slurm"),
+    # a full /var beside it is still a verdict
+    ({"/var": (100 * GIB, GIB), "/tmp": OSError(13, "Permission denied")}, "fail",
+     "low free space: /var 1.0% (1.0 GiB of 100.0 GiB) free, at least 5% expected; statvfs could not be used: "
+     "statvfs /tmp: Permission denied; not present: /var/lib/slurm"),
+    ({"/var": OSError(13, "Permission denied"), "/tmp": OSError(13, "Permission denied"),
+      "/var/lib/slurm": OSError(13, "Permission denied")}, "warn",
+     "statvfs could not be used: statvfs /var: Permission denied; statvfs /tmp: Permission denied; "
+     "statvfs /var/lib/slurm: Permission denied"),
+], ids=["io-error", "full-beside", "all-denied"])
+def test_disk_space_statvfs_could_not_be_used(table, status, message):
+    result = disk_result(table)
+    assert (result["status"], result["tooling"], result["message"]) == (status, True, message)
+
+
+def test_disk_space_and_time_sync_not_expected_skip_and_read_nothing():
+    run = Runner({})
+    observed = collect(run, reader({}), {}, NOT_GPU, disk=disk_reader({}))
+    assert observed == {"services": {}, "mounts": []}
+    results = by_check(evaluate(observed, NOT_GPU))
+    assert [(results[c]["status"], results[c]["message"]) for c in ("time_sync", "disk_space")] == [
+        ("skip", "no clock synchronization expected"), ("skip", "no free space expected")]
+    assert run.calls == []
+
+
+def test_collect_reads_time_and_disk_when_expected():
+    run = Runner({CHRONYC: (0, TRACKING, "")})
+    expected = dict(NOT_GPU, time_sync=TIME, disk_space=DISK)
+    observed = collect(run, reader({}), {}, expected, disk=disk_reader({"/var": (100 * GIB, 30 * GIB)}))
+    assert observed == {
+        "services": {}, "mounts": [],
+        "time_sync": {"source": "chrony", "synchronized": True, "offset": -1.2417e-05, "note": None},
+        "disk_space": {"/var": [100 * GIB, 30 * GIB], "/tmp": None, "/var/lib/slurm": None},
+    }
+    assert run.calls == [CHRONYC]
+    assert verdict(evaluate(observed, expected)) == "pass"
+
+
+@pytest.mark.parametrize("expected, message", [
+    ({"time_sync": 0.5}, "time_sync: must be a dict (got 0.5)"),
+    ({"disk_space": ["/var"]}, "disk_space: must be a dict (got ['/var'])"),
+    ({"disk_space": {"paths": "/var"}}, "disk_space.paths: must be a list (got '/var')"),
+])
+def test_time_and_disk_expectations_shape(expected, message):
+    with pytest.raises(HealthError) as exc:
+        evaluate({}, dict(NOT_GPU, **expected))
+    assert str(exc.value) == message
+
+
+# ---------------------------------------------------------------------------
+# The program's metrics (the node exporter's textfile collector)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("action, kind", [
+    ("drained", "drained"),
+    ("held (drain budget spent: 2 of 20 nodes drained by gpucluster-validation, budget 2 (10% of 20, at least 2))", "held"),
+    ("not drained: the nodes could not be read to keep the drain budget (tooling): scontrol rc=1: no output", "not_drained"),
+    ("resumed", "resumed"),
+    ("kept drained (not judged: gpu_count)", "kept"),
+    ("none", "none"),
+    (None, "none"),
+    ("scontrol did not answer: no action", "unknown"),
+    ("held (flapping)", "other"),
+])
+def test_action_kind(action, kind):
+    assert action_kind(action) == kind
+    assert kind in ACTIONS
+
+
+def metric_lines(text, name):
+    return [line for line in text.splitlines() if line.startswith(name + "{") or line.startswith(name + " ")]
+
+
+def test_health_metrics_whole_text():
+    checks = [
+        {"check": "gpu_count", "status": "fail"},
+        {"check": "xid", "status": "warn", "tooling": True},
+        {"check": "mounts", "status": "skip", "tooling": True},  # turned off: not a tooling fault
+    ]
+    held = "held (drain budget spent: 2 of 20 nodes drained by gpucluster-validation, budget 2 (10% of 20, at least 2))"
+    assert health_metrics(checks, held, 1795788000.25, 1.23456, 30) == (
+        "# HELP gpucluster_health_check_status A passive check's result on this node: 1 for its status "
+        "(pass, warn, fail, skip).\n"
+        "# TYPE gpucluster_health_check_status gauge\n"
+        'gpucluster_health_check_status{check="gpu_count",status="pass"} 0\n'
+        'gpucluster_health_check_status{check="gpu_count",status="warn"} 0\n'
+        'gpucluster_health_check_status{check="gpu_count",status="fail"} 1\n'
+        'gpucluster_health_check_status{check="gpu_count",status="skip"} 0\n'
+        'gpucluster_health_check_status{check="xid",status="pass"} 0\n'
+        'gpucluster_health_check_status{check="xid",status="warn"} 1\n'
+        'gpucluster_health_check_status{check="xid",status="fail"} 0\n'
+        'gpucluster_health_check_status{check="xid",status="skip"} 0\n'
+        'gpucluster_health_check_status{check="mounts",status="pass"} 0\n'
+        'gpucluster_health_check_status{check="mounts",status="warn"} 0\n'
+        'gpucluster_health_check_status{check="mounts",status="fail"} 0\n'
+        'gpucluster_health_check_status{check="mounts",status="skip"} 1\n'
+        "# HELP gpucluster_health_check_tooling 1 when the check's tool could not run: the check judged nothing.\n"
+        "# TYPE gpucluster_health_check_tooling gauge\n"
+        'gpucluster_health_check_tooling{check="gpu_count"} 0\n'
+        'gpucluster_health_check_tooling{check="xid"} 1\n'
+        'gpucluster_health_check_tooling{check="mounts"} 0\n'
+        "# HELP gpucluster_health_tooling_faults How many checks' tools could not run.\n"
+        "# TYPE gpucluster_health_tooling_faults gauge\n"
+        "gpucluster_health_tooling_faults 1\n"
+        "# HELP gpucluster_health_verdict The node's verdict: 1 for pass, warn or fail.\n"
+        "# TYPE gpucluster_health_verdict gauge\n"
+        'gpucluster_health_verdict{verdict="pass"} 0\n'
+        'gpucluster_health_verdict{verdict="warn"} 0\n'
+        'gpucluster_health_verdict{verdict="fail"} 1\n'
+        "# HELP gpucluster_health_action What the health check did about the node: 1 for its action.\n"
+        "# TYPE gpucluster_health_action gauge\n"
+        'gpucluster_health_action{action="drained"} 0\n'
+        'gpucluster_health_action{action="held"} 1\n'
+        'gpucluster_health_action{action="not_drained"} 0\n'
+        'gpucluster_health_action{action="resumed"} 0\n'
+        'gpucluster_health_action{action="kept"} 0\n'
+        'gpucluster_health_action{action="none"} 0\n'
+        'gpucluster_health_action{action="unknown"} 0\n'
+        'gpucluster_health_action{action="other"} 0\n'
+        "# HELP gpucluster_health_drain_held 1 when a check failed but the node was not drained: the drain budget "
+        "was spent, or the nodes could not be read to keep it.\n"
+        "# TYPE gpucluster_health_drain_held gauge\n"
+        "gpucluster_health_drain_held 1\n"
+        "# HELP gpucluster_health_interval_seconds Seconds between the health check's runs.\n"
+        "# TYPE gpucluster_health_interval_seconds gauge\n"
+        "gpucluster_health_interval_seconds 30\n"
+        "# HELP gpucluster_health_run_duration_seconds How long the last run took.\n"
+        "# TYPE gpucluster_health_run_duration_seconds gauge\n"
+        "gpucluster_health_run_duration_seconds 1.235\n"
+        "# HELP gpucluster_health_last_run_timestamp_seconds When the last run ended (seconds since the epoch).\n"
+        "# TYPE gpucluster_health_last_run_timestamp_seconds gauge\n"
+        "gpucluster_health_last_run_timestamp_seconds 1795788000.25\n"
+    )
+
+
+@pytest.mark.parametrize("action, held, kind", [
+    ("drained", 0, "drained"),
+    ("not drained: the nodes could not be read to keep the drain budget (tooling): scontrol rc=1: no output", 1, "not_drained"),
+    ("resumed", 0, "resumed"),
+    ("none", 0, "none"),
+])
+def test_health_metrics_action_and_held(action, held, kind):
+    text = health_metrics([{"check": "gpu_count", "status": "pass"}], action, 1.0)
+    assert metric_lines(text, "gpucluster_health_drain_held") == ["gpucluster_health_drain_held %d" % held]
+    assert [line for line in metric_lines(text, "gpucluster_health_action") if line.endswith(" 1")] == [
+        'gpucluster_health_action{action="%s"} 1' % kind]
+    # no duration given: none written; no interval given: the default
+    assert metric_lines(text, "gpucluster_health_run_duration_seconds") == []
+    assert metric_lines(text, "gpucluster_health_interval_seconds") == ["gpucluster_health_interval_seconds 120"]
+    assert metric_lines(text, "gpucluster_health_tooling_faults") == ["gpucluster_health_tooling_faults 0"]
+
+
+def test_health_metrics_of_every_check():
+    results = evaluate({"nvidia_smi": smi(H100)}, {})
+    text = health_metrics(results, "none", 1.0, interval="120")
+    assert len(metric_lines(text, "gpucluster_health_check_status")) == 4 * len(CHECKS)
+    assert sum(line.endswith(" 1") for line in metric_lines(text, "gpucluster_health_check_status")) == len(CHECKS)
+    assert metric_lines(text, "gpucluster_health_interval_seconds") == ["gpucluster_health_interval_seconds 120.0"]

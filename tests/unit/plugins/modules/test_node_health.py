@@ -29,7 +29,7 @@ from ansible_collections.gpucluster.core.tests.unit.plugins.modules.module_helpe
 from ansible_collections.gpucluster.core.tests.unit.plugins.shared_fixtures import read_fixture
 
 H100_DIR = "h100-80gb-hbm3-driver580"
-PROGRAMS = ("nvidia-smi", "systemctl", "journalctl", "dmesg", "ibstat", "timeout")
+PROGRAMS = ("nvidia-smi", "systemctl", "journalctl", "dmesg", "ibstat", "timeout", "timedatectl")
 
 
 def h100():
@@ -99,7 +99,7 @@ def test_healthy_h100(bins):
         "gpu_count": "pass", "gpu_model": "pass", "driver_version": "pass", "cuda_version": "skip",
         "persistence_mode": "pass", "ecc_mode": "pass", "ecc_errors": "pass", "retired_pages": "skip",
         "row_remap": "pass", "pcie_link": "pass", "clock_events": "pass", "xid": "pass", "hca_ports": "pass",
-        "mounts": "skip", "services": "pass",
+        "mounts": "skip", "services": "pass", "time_sync": "skip", "disk_space": "skip",
     }
     assert result["checks"][0] == {
         "check": "gpu_count", "kind": "passive", "status": "pass", "measured": 1, "expected": 1, "unit": None,
@@ -210,6 +210,24 @@ def test_mounts(bins, files):
         "mounts", "fail", ["/nfs"], "not mounted: /data/shared (nothing)")
 
 
+def test_time_sync_and_disk_space(bins, monkeypatch):
+    # chronyc not installed: timedatectl tells; statvfs replaced (the host's disks are never read)
+    monkeypatch.setattr(node_health, "_disk", {"/var": (100 * 2 ** 30, 3 * 2 ** 30), "/tmp": (2 ** 30, 2 ** 29)}.get)
+    stub = RunCommandStub((0, "yes\n", ""))
+    args = {"expected": {"gpu_count": {"value": 0, "source": "not a GPU node (gpucluster_gpu_nodes)"},
+                         "time_sync": {"max_offset": 0.5, "fail_offset": 60, "source": "validation_time_max_offset"},
+                         "disk_space": {"paths": ["/var", "/tmp", "/var/lib/slurm"], "min_free_percent": 5,
+                                        "source": "validation_disk_space_paths"}}}
+    result = run_module(node_health.main, args, stub, bins)
+    assert stub.calls == [[bins["timedatectl"], "show", "-p", "NTPSynchronized", "--value"]]
+    assert [(c["check"], c["status"], c["measured"], c["message"]) for c in result["checks"][15:]] == [
+        ("time_sync", "pass", None, "clock synchronized (timedatectl)"),
+        ("disk_space", "fail", {"/var": 3.0, "/tmp": 50.0},
+         "low free space: /var 3.0% (3.0 GiB of 100.0 GiB) free, at least 5% expected; not present: /var/lib/slurm"),
+    ]
+    assert result["verdict"] == "fail"
+
+
 def test_not_a_gpu_node_runs_no_gpu_command(bins):
     stub = RunCommandStub((0, "active\n", ""), (3, "inactive\n", ""))
     args = {"expected": {"gpu_count": {"value": 0, "source": "not a GPU node (gpucluster_gpu_nodes)"},
@@ -217,7 +235,7 @@ def test_not_a_gpu_node_runs_no_gpu_command(bins):
     result = run_module(node_health.main, args, stub, bins)
     assert stub.calls == [[bins["systemctl"], "is-active", "munge"], [bins["systemctl"], "is-active", "slurmctld"]]
     assert result["verdict"] == "fail"
-    assert result["checks"][-1]["message"] == "not running: slurmctld (inactive)"
+    assert result["checks"][14]["message"] == "not running: slurmctld (inactive)"
     assert {c["status"] for c in result["checks"][:12]} == {"skip"}
 
 

@@ -116,6 +116,32 @@ def test_hca(hca, want):
     assert node_expectations({"validation_hca": hca}, None, None, True).get("hca") == want
 
 
+@pytest.mark.parametrize("settings, time_sync, disk_space", [
+    # the role's defaults
+    ({"validation_time_max_offset": 0.5, "validation_time_fail_offset": 60,
+      "validation_disk_space_paths": ["/var", "/tmp", "/var/lib/slurm"], "validation_disk_space_min_free_percent": 5,
+      "validation_disk_space_min_free_mib": 0},
+     {"max_offset": 0.5, "fail_offset": 60.0, "source": "validation_time_max_offset"},
+     {"paths": ["/var", "/tmp", "/var/lib/slurm"], "min_free_percent": 5.0, "min_free_bytes": 0,
+      "source": "validation_disk_space_paths"}),
+    ({"validation_time_max_offset": 2, "validation_time_fail_offset": 30,
+      "validation_disk_space_paths": ["/scratch"], "validation_disk_space_min_free_percent": 2.5,
+      "validation_disk_space_min_free_mib": 2048},
+     {"max_offset": 2.0, "fail_offset": 30.0, "source": "validation_time_max_offset"},
+     {"paths": ["/scratch"], "min_free_percent": 2.5, "min_free_bytes": 2 * 2 ** 30, "source": "validation_disk_space_paths"}),
+    # off per host: 0 and []; unset (a host the role's defaults did not reach): none either
+    ({"validation_time_max_offset": 0, "validation_disk_space_paths": []}, None, None),
+    ({}, None, None),
+    # the fail offset and the minimum left out: the checks' defaults
+    ({"validation_time_max_offset": 1, "validation_disk_space_paths": ["/var"]},
+     {"max_offset": 1.0, "fail_offset": 60.0, "source": "validation_time_max_offset"},
+     {"paths": ["/var"], "min_free_percent": 5.0, "min_free_bytes": 0, "source": "validation_disk_space_paths"}),
+], ids=["defaults", "set", "off", "unset", "partial"])
+def test_time_and_disk(settings, time_sync, disk_space):
+    expected = node_expectations(settings, None, None, True)
+    assert (expected.get("time_sync"), expected.get("disk_space")) == (time_sync, disk_space)
+
+
 def test_whole_expectation():
     settings = {
         "validation_gpu_count": 0, "validation_gpu_model": "H100", "validation_driver_version": "",

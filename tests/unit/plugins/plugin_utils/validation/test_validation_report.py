@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ansible_collections.gpucluster.core.plugins.module_utils._health import evaluate
+from ansible_collections.gpucluster.core.plugins.module_utils._health import CHECKS, evaluate
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation import _report as report
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._checks import CORDON_KINDS, failing_checks
@@ -715,6 +715,8 @@ def test_every_action_kind_passes_the_check():
 # document, compare_baseline, summary_lines
 # ---------------------------------------------------------------------------
 
+# The passive checks come first in a node's results: the active ones start at P.
+P = len(CHECKS)
 RUN = {"id": "20261124T1012", "baseline": "baseline.json"}
 GPU_REPORT = {"jobs": [
     {"host": "gpu1", "gpus": 1, "rc": 0, "visible": 1, "usable": 1, "devices": "0",
@@ -745,15 +747,15 @@ def test_document():
     assert doc["schema"] == SCHEMA == "gpucluster.core/validation-result/v1"
     assert doc["run"] == RUN
     assert doc["verdict"] == "fail"
-    # gpu1: 7 pass + 8 skip passive, nccl fail, GPU job pass; gpu2: 5 pass, 1 warn, 1 fail, 8 skip passive,
+    # gpu1: 7 pass + 10 skip passive, nccl fail, GPU job pass; gpu2: 5 pass, 1 warn, 1 fail, 10 skip passive,
     # nccl fail, GPU job fail; the recorded ib_write_bw counted once
-    assert doc["counts"] == {"pass": 14, "warn": 1, "fail": 4, "skip": 16}
+    assert doc["counts"] == {"pass": 14, "warn": 1, "fail": 4, "skip": 20}
     assert [n["host"] for n in doc["nodes"]] == ["gpu1", "gpu2"]
     gpu1, gpu2 = doc["nodes"]
     assert (gpu1["verdict"], gpu1["action"]) == ("fail", {"kind": "none", "reason": None})
     assert (gpu2["verdict"], gpu2["action"]["kind"]) == ("fail", "drained")
-    assert [c["check"] for c in gpu1["checks"][15:]] == ["nccl_all_reduce", "slurm_gpu_job"]
-    assert gpu1["checks"][15] == {
+    assert [c["check"] for c in gpu1["checks"][P:]] == ["nccl_all_reduce", "slurm_gpu_job"]
+    assert gpu1["checks"][P] == {
         "check": "nccl_all_reduce", "kind": "active", "status": "fail", "measured": 40.1, "expected": 45.0,
         "unit": "GB/s", "source": "0.90 x 400 Gb/s NIC line rate per GPU (ibstat)",
         "message": "40.1 GB/s measured, >= 45 expected", "baseline": None,
@@ -769,7 +771,7 @@ def test_document_counts_recorded_results_once_and_keeps_them_out_of_verdicts():
     recorded = judge("nccl_all_reduce", ["gpu1", "gpu2"], 12.0, NCCL_45, recorded="/srv/nccl.txt")
     doc = validation_document(RUN, nodes, [recorded], [], {})
     assert doc["nodes"][0]["verdict"] == "pass"
-    assert len(doc["nodes"][0]["checks"]) == 15
+    assert len(doc["nodes"][0]["checks"]) == P
     assert doc["verdict"] == "pass"
     assert doc["counts"]["fail"] == 1
 
@@ -785,8 +787,8 @@ def test_compare_baseline_flags_a_slower_node():
     baseline = run_document(nccl=46.2)
     doc = compare_baseline(run_document(nccl=40.1), baseline, 0.1)
     gpu1, gpu2 = doc["nodes"]
-    assert gpu1["checks"][15]["baseline"] == 46.2
-    assert gpu1["checks"][16]["baseline"] == 1  # slurm_gpu_job: usable GPUs
+    assert gpu1["checks"][P]["baseline"] == 46.2
+    assert gpu1["checks"][P + 1]["baseline"] == 1  # slurm_gpu_job: usable GPUs
     assert gpu1["checks"][-1] == {
         "check": "baseline", "kind": "active", "status": "warn", "measured": 1, "expected": 0, "unit": None,
         "source": "burn-in baseline baseline.json, tolerance 0.1",
@@ -794,7 +796,7 @@ def test_compare_baseline_flags_a_slower_node():
     }
     # gpu2's GPU job had no numeric result in either run: only the pair is compared
     assert gpu2["checks"][-1]["message"] == "slower than its baseline: nccl_all_reduce 40.1 < 46.2 (baseline)"
-    assert doc["counts"] == {"pass": 14, "warn": 3, "fail": 4, "skip": 16}
+    assert doc["counts"] == {"pass": 14, "warn": 3, "fail": 4, "skip": 20}
     assert doc["verdict"] == "fail"
 
 
@@ -821,7 +823,7 @@ def test_compare_baseline_uses_the_lowest_baseline_value():
                                                 judge("nccl_all_reduce", ["gpu3", "gpu1"], 44.0, NCCL_45)], [], {})
     doc = compare_baseline(validation_document(RUN, nodes, [judge("nccl_all_reduce", ["gpu1", "gpu2"], 40.0, NCCL_45)], [], {}),
                            baseline, 0.1)
-    assert doc["nodes"][0]["checks"][15]["baseline"] == 44.0
+    assert doc["nodes"][0]["checks"][P]["baseline"] == 44.0
     assert doc["nodes"][0]["checks"][-1]["message"] == "1 results within 0.1 of the baseline"
 
 
@@ -844,7 +846,7 @@ def test_compare_baseline_node_not_in_baseline():
 
 def test_summary_lines():
     lines = summary_lines(run_document())
-    assert lines[0] == "validation 20261124T1012: FAIL (pass 14, warn 1, fail 4, skip 16)"
+    assert lines[0] == "validation 20261124T1012: FAIL (pass 14, warn 1, fail 4, skip 20)"
     assert lines[1] == "gpu1 FAIL - nccl_all_reduce: 40.1 GB/s measured, >= 45 expected"
     assert lines[2] == (
         "gpu2 FAIL [drained] - persistence_mode: persistence mode off on GPU0 (00000000:00:1E.0) and "

@@ -337,7 +337,7 @@ def test_run_without_slurm_keeps_no_history(tmp_path):
     # a person running gpucluster-healthcheck: reported, the history neither read nor advanced
     (tmp_path / "narrow.xml").write_text(NARROW, encoding="utf-8")
     narrow = "#!/bin/sh\nexec /bin/cat %s\n" % (tmp_path / "narrow.xml")
-    for _ in range(2):
+    for dummy in range(2):
         document, calls = healthcheck(tmp_path, IDLE, narrow, slurm=False)
         assert (document["verdict"], document["action"], document["history"], document["notes"]) == ("fail", None, None, [])
         assert calls == []

@@ -242,7 +242,7 @@ def test_flapping_drain_of_other_reasons(reason):
 def test_history_is_bounded():
     kept = new_history("gpu01")
     run = [{"check": name, "status": "fail"} for name in CHECKS]
-    for _ in range(50):
+    for dummy in range(50):
         kept = advance_history(kept, run, [], 10)
     assert set(len(v) for v in kept["checks"].values()) == {10}
     assert len(history_text(kept)) < 1024

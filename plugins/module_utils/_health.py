@@ -696,10 +696,13 @@ def unjudged(results, names):
 def reason_checks(reason, prefix):
     # type: (str, str) -> List[str]
     """The checks a drain reason of this system names: ``<prefix> gpu_count,xid`` as Slurm
-    shows it (with its `` [user@time]`` tail); none when the reason is not ours."""
+    shows it (with its `` [user@time]`` tail), ``<prefix> flapping xid`` too; none when the reason is
+    not ours."""
     if not reason.startswith(prefix):
         return []
     words = reason[len(prefix):].split()
+    if words and words[0] == FLAPPING_WORD:
+        words = words[1:]
     return [name for name in words[0].split(",") if name] if words else []
 
 
@@ -1051,3 +1054,193 @@ def health_metrics(checks, action, now, duration=None, interval=None):
     metric("gpucluster_health_last_run_timestamp_seconds", "When the last run ended (seconds since the epoch).",
            [("", round(now, 3))])
     return "\n".join(lines) + "\n"
+# History across runs: confirmation of transient readings, flapping (the node's health check program)
+# ---------------------------------------------------------------------------
+
+# The checks whose failure can be a passing reading, confirmed by consecutive runs before a drain:
+# clock_events (a thermal or power-brake slowdown lasts as long as the heat or the power event),
+# pcie_link (a link that power management trained down reads narrow or slow until traffic retrains
+# it), hca_ports (the bandwidth-like reading: a port renegotiating after a switch reboot or a cable
+# reseat reads Down, Polling or a lower rate for seconds). The others read a fact that does not come
+# and go by itself: a GPU gone, a wrong model or version, ECC errors and retired or remapped rows
+# (counters until a reset), an XID in the kernel log, a mount or a service missing: they drain at once.
+TRANSIENT_CHECKS = ("pcie_link", "clock_events", "hca_ports")
+# The defaults of the validation role's validation_healthcheck_confirm_runs,
+# validation_healthcheck_flapping_window and validation_healthcheck_flapping_threshold.
+CONFIRM_RUNS = 2
+FLAPPING_WINDOW = 10
+FLAPPING_THRESHOLD = 3
+STATE_FILE = "/var/lib/gpucluster/healthcheck-state.json"
+HISTORY_VERSION = 1
+# The word after the prefix in the reason of a drain for flapping: ``<prefix> flapping pcie_link``.
+FLAPPING_WORD = "flapping"
+# One character per run and check: F failed, P judged and not failed (pass or warn), - not judged
+# (skipped, or its tool could not run).
+_HISTORY_RE = re.compile(r"^[FP-]{0,100}$")
+_CHECK_NAME_RE = re.compile(r"^[a-z0-9_]{1,64}$")
+
+
+def _setting(config, key, low, high, default, label=None):
+    # type: (Dict[str, Any], str, int, int, int, Optional[str]) -> int
+    value = config.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise HealthError("%s: must be an integer within %d-%d (got %r)" % (label or key, low, high, value))
+    return value
+
+
+def history_settings(config):
+    # type: (Dict[str, Any]) -> Dict[str, Any]
+    """The history's settings in the health check program's config: ``confirm_runs`` (1-10; 1 drains
+    a transient reading at once), ``flapping`` ``{window, threshold}`` (runs, 3-100; fail episodes,
+    2 to (window + 1) / 2, the most a window can hold) and ``state_file`` (an absolute path), each
+    defaulted when missing. Raises HealthError naming a bad one."""
+    flapping = config.get("flapping") or {}
+    if not isinstance(flapping, dict):
+        raise HealthError("flapping: must be a dict with window and threshold (got %r)" % (flapping,))
+    window = _setting(flapping, "window", 3, 100, FLAPPING_WINDOW, "flapping.window")
+    state_file = config.get("state_file") or STATE_FILE
+    if not isinstance(state_file, str) or not state_file.startswith("/"):
+        raise HealthError("state_file: must be an absolute path (got %r)" % (state_file,))
+    return {
+        "confirm_runs": _setting(config, "confirm_runs", 1, 10, CONFIRM_RUNS),
+        "window": window,
+        "threshold": _setting(flapping, "threshold", 2, (window + 1) // 2, min(FLAPPING_THRESHOLD, (window + 1) // 2),
+                              "flapping.threshold"),
+        "state_file": state_file,
+    }
+
+
+def new_history(node):
+    # type: (str) -> Dict[str, Any]
+    """A history with no run in it."""
+    return {"version": HISTORY_VERSION, "node": node, "checks": {}, "flapping": []}
+
+
+def history_from_text(text, node):
+    # type: (Optional[str], str) -> Tuple[Dict[str, Any], Optional[str]]
+    """``(history, note)`` from the state file's text (None: there is none yet, a first run). A file
+    that is not this node's history (not JSON, another shape or version, another node's) gives a
+    new history and a note saying why, never an error: the run goes on as a first run."""
+    if text is None:
+        return new_history(node), None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return new_history(node), "not JSON (%s)" % exc
+    checks = data.get("checks") if isinstance(data, dict) else None
+    flapping = data.get("flapping") if isinstance(data, dict) else None
+    if (not isinstance(data, dict) or data.get("version") != HISTORY_VERSION or not isinstance(checks, dict)
+            or not isinstance(flapping, list)
+            or not all(isinstance(k, str) and _CHECK_NAME_RE.match(k) and isinstance(v, str) and _HISTORY_RE.match(v)
+                       for k, v in checks.items())
+            or not all(isinstance(name, str) and _CHECK_NAME_RE.match(name) for name in flapping)):
+        return new_history(node), "not a health check history of version %d" % HISTORY_VERSION
+    if data.get("node") != node:
+        return new_history(node), "the history of node %r, not %r" % (data.get("node"), node)
+    return {"version": HISTORY_VERSION, "node": node, "checks": dict(checks), "flapping": list(flapping)}, None
+
+
+def history_text(history):
+    # type: (Dict[str, Any]) -> str
+    """What the state file holds (one line of JSON, at most a few kilobytes)."""
+    return json.dumps(history, sort_keys=True) + "\n"
+
+
+def run_verdicts(results):
+    # type: (List[Dict[str, Any]]) -> Dict[str, str]
+    """This run's verdict per check, one character: F failed (a fault found beside a tooling fault
+    too), P judged and not failed (pass or warn), - not judged (skipped, or its tool could not run)."""
+    out = {}  # type: Dict[str, str]
+    for item in results:
+        if item["status"] == "fail":
+            out[item["check"]] = "F"
+        elif item["status"] == "skip" or item.get("tooling"):
+            out[item["check"]] = "-"
+        else:
+            out[item["check"]] = "P"
+    return out
+
+
+def flapping_reason(prefix, checks):
+    # type: (str, List[str]) -> str
+    """The reason of a drain for flapping: ``gpucluster-validation: flapping pcie_link,xid``."""
+    return "%s %s %s" % (prefix, FLAPPING_WORD, ",".join(checks))
+
+
+def flapping_drain(reason, prefix):
+    # type: (str, str) -> List[str]
+    """The checks of a drain reason of this system for flapping; none for any other reason."""
+    words = reason[len(prefix):].split() if reason.startswith(prefix) else []
+    return reason_checks(reason, prefix) if words and words[0] == FLAPPING_WORD else []
+
+
+def advance_history(history, results, flapping_now, keep):
+    # type: (Dict[str, Any], List[Dict[str, Any]], Optional[List[str]], int) -> Dict[str, Any]
+    """The history with this run's verdicts added, each check's last ``keep`` runs kept (a check
+    this run does not report is dropped, so the file stays bounded).
+
+    ``flapping_now``: the checks of this system's drain for flapping the node has now (see
+    flapping_drain; [] when it has none, None when the scheduler could not be asked). When the
+    history had one and the node no longer has it, someone lifted it (an admin, the quarantine
+    loop after its retest): the runs before this one are forgotten, the node starts afresh.
+    """
+    checks = dict(history.get("checks") or {})
+    flapping = list(history.get("flapping") or [])
+    if flapping_now is not None:
+        if flapping and not flapping_now:
+            checks = {}
+        flapping = list(flapping_now)
+    verdicts = run_verdicts(results)
+    return {"version": HISTORY_VERSION, "node": history.get("node"), "flapping": flapping,
+            "checks": dict((name, (checks.get(name, "") + verdict)[-keep:]) for name, verdict in verdicts.items())}
+
+
+def fail_streak(verdicts):
+    # type: (str) -> int
+    """The failed runs at the end of a check's history, not counting the runs that did not judge
+    it (a tool that could not run neither confirms nor clears a reading)."""
+    return len(verdicts.replace("-", "")) - len(verdicts.replace("-", "").rstrip("F"))
+
+
+def fail_episodes(verdicts):
+    # type: (str) -> int
+    """The separate spells of failure in a check's history (FFPFP-F: 3), unjudged runs ignored."""
+    return len(re.findall("F+", verdicts.replace("-", "")))
+
+
+def history_decision(history, results, confirm_runs, window, threshold):
+    # type: (Dict[str, Any], List[Dict[str, Any]], int, int, int) -> Dict[str, Any]
+    """What this run's failures may do, over the history that holds this run already.
+
+    Returns ``{confirmed, unconfirmed, flapping, confirm_runs}``: ``confirmed`` the failed checks that
+    may drain (a hard fault at once, a TRANSIENT_CHECKS one once it failed in ``confirm_runs``
+    consecutive runs), ``unconfirmed`` ``[[check, runs failed], ...]`` the transient ones that have
+    not yet, ``flapping`` the failed checks whose last ``window`` runs hold ``threshold`` or more
+    separate spells of failure (fail, pass, fail...): the node is held for flapping.
+    """
+    checks = history.get("checks") or {}
+    confirmed = []  # type: List[str]
+    unconfirmed = []  # type: List[List[Any]]
+    flapping = []  # type: List[str]
+    for item in results:
+        if item["status"] != "fail":
+            continue
+        name = item["check"]
+        verdicts = checks.get(name) or "F"
+        streak = max(1, fail_streak(verdicts))
+        if name in TRANSIENT_CHECKS and streak < confirm_runs:
+            unconfirmed.append([name, streak])
+        else:
+            confirmed.append(name)
+        if fail_episodes(verdicts[-window:]) >= threshold:
+            flapping.append(name)
+    return {"confirmed": confirmed, "unconfirmed": unconfirmed, "flapping": flapping, "confirm_runs": confirm_runs}
+
+
+def unconfirmed_action(decision):
+    # type: (Dict[str, Any]) -> str
+    """What a run with only unconfirmed failures does: ``unconfirmed (pcie_link 1/2)``."""
+    return "unconfirmed (%s)" % ", ".join("%s %d/%d" % (name, runs, decision["confirm_runs"])
+                                          for name, runs in decision["unconfirmed"])

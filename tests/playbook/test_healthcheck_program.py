@@ -40,7 +40,7 @@ def install(tmp_path: Path) -> Path:
     """The layout tools.yml makes under /usr/local/lib/gpucluster."""
     lib = tmp_path / "lib"
     utils = lib / "ansible_collections" / "gpucluster" / "core" / "plugins" / "module_utils"
-    utils.mkdir(parents=True)
+    utils.mkdir(parents=True, exist_ok=True)
     for name in MODULES:
         shutil.copy(ROOT / "plugins" / "module_utils" / name, utils / name)
     shutil.copy(PROGRAM, lib / PROGRAM.name)
@@ -63,20 +63,23 @@ def cluster(ours: int, admin: int, idle: int) -> str:
 
 def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: int = 1,
                 listing: str | None = None, listing_rc: int = 0, budget: dict | None = None,
-                expected: dict | None = None, tools: dict | None = None,
-                metrics: dict | None = None, settings: dict | None = None) -> tuple[dict, list[str]]:
+                expected: dict | None = None, tools: dict | None = None, metrics: dict | None = None,
+                settings: dict | None = None, slurm: bool = True, tool_settings: dict | None = None) -> tuple[dict, list[str]]:
     """Run the installed program under env -i with --slurm --json; (its JSON, scontrol's calls).
-    ``expected`` adds to the config's expectations, ``tools`` to its tools, ``settings`` to its
-    settings; ``metrics`` is the config's (default: the textfile folder tmp_path/textfile, made here).
-    Its stderr goes to tmp_path/stderr.txt."""
+    ``expected`` adds to the config's expectations, ``tools`` to its tools, ``tool_settings`` to its
+    settings, ``settings`` to the config itself (confirm_runs...); ``metrics`` is the config's
+    (default: the textfile folder tmp_path/textfile, made here). The state file is
+    tmp_path/state.json; the stderr goes to tmp_path/stderr.txt. Called again with the same
+    tmp_path, it runs the program again over the same state."""
     extra_tools = tools or {}
     program = install(tmp_path)
     vendor = tmp_path / "vendor" / "bin"  # outside any default search path, as /usr/local/bin was for slurmd
-    vendor.mkdir(parents=True)
+    vendor.mkdir(parents=True, exist_ok=True)
+    log = tmp_path / "scontrol.log"
+    log.unlink(missing_ok=True)
     missing = tmp_path / "missing"
     tools = {name: str(missing / name) for name in ("systemctl", "journalctl", "dmesg", "timeout", "stat", "chronyc",
                                                     "timedatectl")}
-    log = tmp_path / "scontrol.log"
     (tmp_path / "node.txt").write_text(node_state, encoding="utf-8")
     (tmp_path / "cluster.txt").write_text(node_state if listing is None else listing, encoding="utf-8")
     scontrol = vendor / "scontrol"
@@ -91,17 +94,17 @@ def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: i
         tools["nvidia-smi"] = str(vendor / "nvidia-smi")
     tools.update(extra_tools)
     if metrics is None:
-        (tmp_path / "textfile").mkdir()
+        (tmp_path / "textfile").mkdir(exist_ok=True)
         metrics = {"dir": str(tmp_path / "textfile"), "interval": 30}
     config = {"expected": dict({"gpu_count": {"value": gpus, "source": "Slurm (gres/gpu=%d)" % gpus}}, **(expected or {})),
-              "reason_prefix": "gpucluster-validation:", "settings": {"nvidia_smi": "nvidia-smi", "tools": tools},
-              "metrics": metrics}
+              "reason_prefix": "gpucluster-validation:",
+              "settings": dict({"nvidia_smi": "nvidia-smi", "tools": tools}, **(tool_settings or {})),
+              "metrics": metrics, "state_file": str(tmp_path / "state.json"), **(settings or {})}
     if budget is not None:
         config["drain_budget"] = budget
-    config["settings"].update(settings or {})
     (tmp_path / "healthcheck.json").write_text(json.dumps(config), encoding="utf-8")
     proc = subprocess.run(["/usr/bin/env", "-i", shutil.which("python3") or "/usr/bin/python3", str(program),
-                           "--config", str(tmp_path / "healthcheck.json"), "--node", "gpu01", "--slurm", "--json"],
+                           "--config", str(tmp_path / "healthcheck.json"), "--node", "gpu01", "--json"] + (["--slurm"] if slurm else []),
                           capture_output=True, text=True, timeout=120, env={}, check=False)
     assert proc.returncode in (0, 1), proc.stderr
     (tmp_path / "stderr.txt").write_text(proc.stderr, encoding="utf-8")
@@ -208,7 +211,7 @@ def test_slow_tool_is_cut_at_the_checks_deadline_and_the_rest_is_not_run(tmp_pat
     # tools after it are not started (tooling faults, no verdict), and the node's own drain is kept
     # (gpu_count not judged), so the program ends well inside Slurm's 60 s.
     document, calls = healthcheck(tmp_path, OURS, "#!/bin/sh\nexec /bin/sleep 30\n", gpus=8,
-                                  settings={"checks_deadline": 2})
+                                  tool_settings={"checks_deadline": 2})
     assert check(document, "gpu_count")["message"] == (
         "nvidia-smi could not be used, no GPU judged: nvidia-smi rc=124: %s: timed out after 2 s"
         % (tmp_path / "vendor" / "bin" / "nvidia-smi"))
@@ -341,3 +344,165 @@ def test_metrics_folder_missing_is_noted_not_failed(tmp_path):
 def test_metrics_off(tmp_path):
     healthcheck(tmp_path, IDLE, FAULTY, gpus=8, metrics={"dir": ""})
     assert (tmp_path / "stderr.txt").read_text(encoding="utf-8") == ""
+# --- History across runs (issue 32 item 4): confirmation of transient readings, flapping ---------
+NARROW = H100.read_text(encoding="utf-8").replace("<current_link_width>16x</current_link_width>",
+                                                  "<current_link_width>8x</current_link_width>", 1)
+PCIE_FAIL = "PCIe link narrower than the device's maximum on GPU0 (00000000:00:06.0): x8 of x16"
+
+
+def cycles(tmp_path: Path, runs: list, settings: dict | None = None) -> list[tuple[str, str, list[str]]]:
+    """Run the program once per item of ``runs`` as slurmd would, each ``(reading, gpus)``: reading
+    "ok" (the H100 capture), "narrow" (its PCIe link trained down to x8) or "resume" (no run: an admin
+    resumes the node). Slurm is simulated: a drain the program asks for drains the node with that
+    reason for the next run, a resume lifts it. Returns (verdict, action, scontrol updates) per run."""
+    xml = tmp_path / "reading.xml"
+    node_state = IDLE
+    out = []
+    for reading, gpus in runs:
+        if reading == "resume":
+            node_state = IDLE
+            continue
+        xml.write_text(NARROW if reading == "narrow" else H100.read_text(encoding="utf-8"), encoding="utf-8")
+        document, calls = healthcheck(tmp_path, node_state, "#!/bin/sh\nexec /bin/cat %s\n" % xml, gpus=gpus,
+                                      settings=settings)
+        updates = [call for call in calls if call.startswith("update ")]
+        for call in updates:
+            if "state=drain" in call:
+                node_state = ("NodeName=gpu01 Arch=x86_64\n   State=IDLE+DRAIN ThreadsPerCore=1\n   Reason=%s [root@2026-11-27T14:00:00]\n"
+                              % call.split("reason=", 1)[1])
+            elif "state=resume" in call:
+                node_state = IDLE
+        out.append((document["verdict"], document["action"], updates))
+    return out
+
+
+DRAIN_PCIE = "update nodename=gpu01 state=drain reason=gpucluster-validation: pcie_link"
+DRAIN_GPUS = "update nodename=gpu01 state=drain reason=gpucluster-validation: gpu_count"
+RESUME = "update nodename=gpu01 state=resume"
+
+
+def test_transient_reading_drains_on_its_second_consecutive_run(tmp_path):
+    document, _calls = healthcheck(tmp_path, IDLE, "#!/bin/sh\nexec /bin/cat %s\n" % H100, gpus=1)
+    (tmp_path / "narrow.xml").write_text(NARROW, encoding="utf-8")
+    narrow = "#!/bin/sh\nexec /bin/cat %s\n" % (tmp_path / "narrow.xml")
+    document, calls = healthcheck(tmp_path, IDLE, narrow, gpus=1)
+    pcie = check(document, "pcie_link")
+    assert (pcie["status"], pcie["message"]) == ("fail", PCIE_FAIL)
+    assert (document["verdict"], document["action"]) == ("fail", "unconfirmed (pcie_link 1/2)")
+    assert document["history"] == {"confirmed": [], "unconfirmed": [["pcie_link", 1]], "flapping": [], "confirm_runs": 2}
+    assert calls == ["show node gpu01"]
+    document, calls = healthcheck(tmp_path, IDLE, narrow, gpus=1)
+    assert (document["verdict"], document["action"], document["notes"]) == ("fail", "drained", [])
+    assert calls == ["show node gpu01", "show node", DRAIN_PCIE]
+    state = json.loads((tmp_path / "state.json").read_text(encoding="utf-8"))
+    assert (state["node"], state["checks"]["pcie_link"], state["checks"]["gpu_count"], state["checks"]["xid"]) == (
+        "gpu01", "PFF", "PPP", "---")
+
+
+@pytest.mark.parametrize("runs, settings, want", [
+    # a link that reads low once and is back at the next run: never drained
+    ([("narrow", 1), ("ok", 1), ("ok", 1)], None,
+     [("fail", "unconfirmed (pcie_link 1/2)", []), ("warn", "none", []), ("warn", "none", [])]),
+    # confirmed, then the repair resumes it
+    ([("narrow", 1), ("narrow", 1), ("narrow", 1), ("ok", 1)], None,
+     [("fail", "unconfirmed (pcie_link 1/2)", []), ("fail", "drained", [DRAIN_PCIE]), ("fail", "none", []),
+      ("warn", "resumed", [RESUME])]),
+    # three runs to confirm
+    ([("narrow", 1), ("narrow", 1), ("narrow", 1)], {"confirm_runs": 3},
+     [("fail", "unconfirmed (pcie_link 1/3)", []), ("fail", "unconfirmed (pcie_link 2/3)", []),
+      ("fail", "drained", [DRAIN_PCIE])]),
+    # confirm_runs 1: at once, as before
+    ([("narrow", 1)], {"confirm_runs": 1}, [("fail", "drained", [DRAIN_PCIE])]),
+    # a hard fault (1 GPU of 8) drains on its first run, with the transient reading beside it unconfirmed
+    ([("ok", 8)], None, [("fail", "drained", [DRAIN_GPUS])]),
+    ([("narrow", 8)], None, [("fail", "drained", [DRAIN_GPUS])]),
+], ids=["passing-reading", "confirmed-then-repaired", "confirm-3", "confirm-1", "hard-fault", "hard-fault-beside-transient"])
+def test_confirmation_over_runs(tmp_path, runs, settings, want):
+    assert cycles(tmp_path, runs, settings) == want
+
+
+FLAP_PCIE = "update nodename=gpu01 state=drain reason=gpucluster-validation: flapping pcie_link"
+FLAP_GPUS = "update nodename=gpu01 state=drain reason=gpucluster-validation: flapping gpu_count"
+
+
+def test_transient_flapping_node_is_drained_and_not_resumed(tmp_path):
+    # fail, pass, fail, pass, fail: never two in a row, three spells in the window of 10
+    got = cycles(tmp_path, [("narrow", 1), ("ok", 1), ("narrow", 1), ("ok", 1), ("narrow", 1), ("ok", 1), ("ok", 1)])
+    assert got == [
+        ("fail", "unconfirmed (pcie_link 1/2)", []), ("warn", "none", []),
+        ("fail", "unconfirmed (pcie_link 1/2)", []), ("warn", "none", []),
+        ("fail", "drained (flapping: pcie_link)", [FLAP_PCIE]),
+        ("warn", "kept drained (flapping: pcie_link)", []), ("warn", "kept drained (flapping: pcie_link)", []),
+    ]
+
+
+def test_hard_fault_flapping_is_held_until_someone_resumes_it(tmp_path):
+    # drained and resumed twice, the third failure drains for flapping; passing does not resume it;
+    # an admin's resume starts the history afresh: the next failure is an ordinary drain again
+    got = cycles(tmp_path, [("ok", 8), ("ok", 1), ("ok", 8), ("ok", 1), ("ok", 8), ("ok", 1), ("resume", 0),
+                            ("ok", 1), ("ok", 8)])
+    assert got == [
+        ("fail", "drained", [DRAIN_GPUS]), ("warn", "resumed", [RESUME]),
+        ("fail", "drained", [DRAIN_GPUS]), ("warn", "resumed", [RESUME]),
+        ("fail", "drained (flapping: gpu_count)", [FLAP_GPUS]), ("warn", "kept drained (flapping: gpu_count)", []),
+        ("warn", "none", []), ("fail", "drained", [DRAIN_GPUS]),
+    ]
+
+
+def test_flapping_drain_keeps_to_the_drain_budget(tmp_path):
+    settings = {"flapping": {"window": 5, "threshold": 2}}
+    got = cycles(tmp_path, [("narrow", 1), ("ok", 1)], settings)
+    assert got == [("fail", "unconfirmed (pcie_link 1/2)", []), ("warn", "none", [])]
+    (tmp_path / "narrow.xml").write_text(NARROW, encoding="utf-8")
+    document, calls = healthcheck(tmp_path, IDLE, "#!/bin/sh\nexec /bin/cat %s\n" % (tmp_path / "narrow.xml"),
+                                  listing=cluster(2, 0, 17), settings=settings)
+    assert (document["action"], document["history"]["flapping"]) == (HELD % (2, 20, 2, 20, 2), ["pcie_link"])
+    assert calls == ["show node gpu01", "show node"]
+
+
+@pytest.mark.parametrize("content, why", [
+    ("{not json", "not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+    ('{"version": 1, "node": "gpu01", "checks": {"pcie_link": "FFX"}, "flapping": []}',
+     "not a health check history of version 1"),
+    ('{"version": 1, "node": "gpu02", "checks": {"pcie_link": "F"}, "flapping": []}',
+     "the history of node 'gpu02', not 'gpu01'"),
+    (None, "Is a directory"),
+], ids=["not-json", "bad-shape", "another-node", "a-directory"])
+def test_unusable_state_file_warns_and_does_not_drain(tmp_path, content, why):
+    state = tmp_path / "state.json"
+    if content is None:
+        state.mkdir()
+    else:
+        state.write_text(content, encoding="utf-8")
+    (tmp_path / "narrow.xml").write_text(NARROW, encoding="utf-8")
+    document, calls = healthcheck(tmp_path, IDLE, "#!/bin/sh\nexec /bin/cat %s\n" % (tmp_path / "narrow.xml"))
+    note = "the state file %s could not be used, started afresh: %s" % (state, why)
+    written = "the state file %s could not be written, transient readings cannot be confirmed: Is a directory" % state
+    assert (document["verdict"], document["action"]) == ("fail", "unconfirmed (pcie_link 1/2)")
+    assert document["notes"] == ([note, written] if content is None else [note])
+    assert calls == ["show node gpu01"]
+    if content is not None:  # started afresh: the next run confirms
+        assert json.loads(state.read_text(encoding="utf-8"))["checks"]["pcie_link"] == "F"
+
+
+def test_run_without_slurm_keeps_no_history(tmp_path):
+    # a person running gpucluster-healthcheck: reported, the history neither read nor advanced
+    (tmp_path / "narrow.xml").write_text(NARROW, encoding="utf-8")
+    narrow = "#!/bin/sh\nexec /bin/cat %s\n" % (tmp_path / "narrow.xml")
+    for dummy in range(2):
+        document, calls = healthcheck(tmp_path, IDLE, narrow, slurm=False)
+        assert (document["verdict"], document["action"], document["history"], document["notes"]) == ("fail", None, None, [])
+        assert calls == []
+    assert not (tmp_path / "state.json").exists()
+    document, calls = healthcheck(tmp_path, IDLE, narrow)
+    assert (document["action"], calls) == ("unconfirmed (pcie_link 1/2)", ["show node gpu01"])
+
+
+def test_own_drain_turns_into_a_flapping_drain(tmp_path):
+    # drained for the GPU count, the PCIe link flaps meanwhile: the reason becomes the flapping one
+    # (no budget spent, the node is this system's already), and it is no longer resumed
+    got = cycles(tmp_path, [("narrow", 8), ("ok", 8), ("narrow", 8), ("ok", 1)], {"flapping": {"window": 5, "threshold": 2}})
+    assert got == [
+        ("fail", "drained", [DRAIN_GPUS]), ("fail", "none", []),
+        ("fail", "drained (flapping: pcie_link)", [FLAP_PCIE]), ("warn", "kept drained (flapping: pcie_link)", []),
+    ]

@@ -163,6 +163,22 @@ def _host(errors: Errors, values: Mapping[str, Any], building: bool = False) -> 
         errors.check("validation_cuda_home", matches(cuda_home, _MAKE_PATH_RE, _MAKE_PATH_WHAT))
     errors.check("validation_kernel_log_minutes", int_range(values.get("validation_kernel_log_minutes", 60), 1, 10080))
     _time_and_disk(errors, values)
+    _healthcheck_history(errors, values)
+
+
+def _healthcheck_history(errors: Errors, values: Mapping[str, Any]) -> None:
+    """gpucluster-healthcheck-slurm's confirmation and flapping settings (the ranges _health.history_settings keeps)."""
+    errors.check("validation_healthcheck_confirm_runs", int_range(values.get("validation_healthcheck_confirm_runs", 2), 1, 10))
+    window = values.get("validation_healthcheck_flapping_window", 10)
+    threshold = values.get("validation_healthcheck_flapping_threshold", 3)
+    window_ok = errors.check("validation_healthcheck_flapping_window", int_range(window, 3, 100))
+    reason = int_range(threshold, 2, (window + 1) // 2 if window_ok else 50)
+    if reason and window_ok and is_int(threshold):
+        reason = ("must be within 2-%d, the spells of failure validation_healthcheck_flapping_window (%d runs) can hold "
+                  "(got %d)" % ((window + 1) // 2, window, threshold))
+    errors.check("validation_healthcheck_flapping_threshold", reason)
+    errors.check("validation_healthcheck_state_file",
+                 abs_path(values.get("validation_healthcheck_state_file", "/var/lib/gpucluster/healthcheck-state.json")))
 
 
 def _fabric_tools(errors: Errors, play: Mapping[str, Any]) -> None:

@@ -20,6 +20,20 @@ metrics.dir, default /var/lib/prometheus/node-exporter, file gpucluster_health.p
 atomically): every check's status, the tooling faults, the verdict, the action (a drain the budget
 held included), the run's time and the interval; the monitoring role's alerts read them. Without
 that folder (no node exporter on the node) it says so on stderr and goes on.
+With --slurm it keeps this node's verdicts of the last runs in the config's state_file (default
+/var/lib/gpucluster/healthcheck-state.json: one line of JSON, written to a temporary file and
+renamed over it). A failure of a reading that can be transient (pcie_link, clock_events,
+hca_ports: _health.TRANSIENT_CHECKS) drains only once it failed in confirm_runs consecutive runs
+(default 2; runs that could not judge it do not count); before that the check still fails and the
+action says "unconfirmed (pcie_link 1/2)". Any other failure drains at once. A check whose last
+flapping.window runs (default 10) hold flapping.threshold (default 3) separate spells of failure
+(fail, pass, fail...) drains the node with the reason "<prefix> flapping <checks>", within the
+drain budget, and this program never resumes that drain: an admin or the quarantine loop does,
+and once it is lifted the node's history starts afresh. A state file that cannot be read, is not
+this node's history or cannot be written is a note (output, syslog): the run goes on as a first
+run and never drains for it. Without --slurm (a person running it) the history is neither read
+nor written, so a manual run never counts towards a drain. With --json the run's decision is
+under "history" ({confirmed, unconfirmed, flapping, confirm_runs}) and the notes under "notes".
 Installed by gpucluster.core's validation role with its expectations in the config file and
 the absolute paths of its tools (settings.tools, found on the node at install time); it also
 searches a fixed PATH after its own, so it runs in Slurm's empty environment.
@@ -47,6 +61,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import (  
     METRICS_DIR,
     METRICS_FILE,
     HealthError,
+    advance_history,
     budget_split,
     collect,
     command_environment,
@@ -54,10 +69,17 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import (  
     drained_by,
     evaluate,
     health_metrics,
+    flapping_drain,
+    flapping_reason,
+    history_decision,
+    history_from_text,
+    history_settings,
+    history_text,
     scontrol_nodes,
     tool_error,
     reason_checks,
     tooling_faults,
+    unconfirmed_action,
     unjudged,
     verdict,
 )
@@ -106,6 +128,66 @@ def read(path):
         return None
 
 
+class History(object):
+    """This node's verdicts of the last runs, in the config's state_file (the logic is _health's:
+    history_from_text, advance_history, history_decision). A state file that cannot be read or
+    written, or bad settings, give a note (warned, syslog), never an error: the run goes on afresh."""
+
+    def __init__(self, config, node):
+        self.notes = []
+        try:
+            self.settings = history_settings(config)
+        except HealthError as exc:
+            self.settings = history_settings({})
+            self.note("history settings: %s: the defaults are used" % exc)
+        self.path = self.settings["state_file"]
+        text, why = None, None
+        try:
+            with open(self.path) as handle:
+                text = handle.read()
+        except FileNotFoundError:
+            pass  # the first run
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+        except UnicodeDecodeError as exc:
+            why = str(exc)
+        self.state, bad = history_from_text(text, node)
+        why = why or bad
+        if why:
+            self.note("the state file %s could not be used, started afresh: %s" % (self.path, why))
+        self.decision = None
+
+    def note(self, text):
+        self.notes.append(text)
+        syslog.syslog(syslog.LOG_WARNING, "gpucluster-healthcheck: " + text)
+
+    def advance(self, checks, flapping_now):
+        """Add this run (``flapping_now``: see _health.advance_history) and decide what its failures may do."""
+        keep = max(self.settings["window"], self.settings["confirm_runs"])
+        self.state = advance_history(self.state, checks, flapping_now, keep)
+        self.decision = history_decision(self.state, checks, self.settings["confirm_runs"], self.settings["window"],
+                                         self.settings["threshold"])
+        return self.decision
+
+    def save(self):
+        """Write the state file atomically (a temporary file beside it, renamed over it)."""
+        tmp = "%s.tmp.%d" % (self.path, os.getpid())
+        try:
+            os.makedirs(os.path.dirname(self.path), mode=0o755, exist_ok=True)
+            with open(tmp, "w") as handle:
+                handle.write(history_text(self.state))
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            self.note("the state file %s could not be written, transient readings cannot be confirmed: %s"
+                      % (self.path, exc.strerror or exc))
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
 def budget_hold(node, prefix, budget):
     """Why this node must not be drained now (None: it may): the drain budget is spent by the nodes
     Slurm lists as drained with ``prefix``, or the listing could not be read (a tooling fault:
@@ -122,14 +204,18 @@ def budget_hold(node, prefix, budget):
     return "held (%s)" % split["why"] if split["held"] else None
 
 
-def slurm_action(node, checks, prefix, budget=None):
+def slurm_action(node, checks, prefix, budget=None, history=None):
     """Drain on a failed check, within the drain budget (``budget``: {fraction, min_nodes}); resume
     this program's own drain once nothing fails and every check its reason names was judged again
-    (not left unjudged by a tool that could not run)."""
+    (not left unjudged by a tool that could not run). With ``history`` (a History), a transient
+    reading drains once confirmed, a flapping check drains with the flapping reason, and a drain for
+    flapping is never resumed here; without it every failure drains at once."""
     status = verdict(checks)
     failed = [c["check"] for c in checks if c["status"] == "fail"]
     rc, out, _err = act(["scontrol", "show", "node", node])
     if rc != 0:
+        if history:
+            history.advance(checks, None)
         return "scontrol did not answer: no action"
     reason = ""
     drained = False
@@ -141,13 +227,28 @@ def slurm_action(node, checks, prefix, budget=None):
             if field.startswith("State="):
                 drained = "DRAIN" in field
     ours = reason.startswith(prefix)
+    flapping = flapping_drain(reason, prefix) if drained else []
+    decision = history.advance(checks, flapping) if history else {"confirmed": failed, "flapping": []}
+    if decision["flapping"] and not flapping and (ours or not drained):
+        held = None if drained else budget_hold(node, prefix, budget or {})
+        if held:
+            syslog.syslog(syslog.LOG_WARNING, "gpucluster-healthcheck: %s flapping (%s), %s" % (
+                node, ",".join(decision["flapping"]), held))
+            return held
+        act(["scontrol", "update", "nodename=" + node, "state=drain", "reason=" + flapping_reason(prefix, decision["flapping"])])
+        return "drained (flapping: %s)" % ",".join(decision["flapping"])
+    if status == "fail" and not drained and not decision["confirmed"]:
+        return unconfirmed_action(decision)
     if status == "fail" and not drained:
+        failed = decision["confirmed"]
         held = budget_hold(node, prefix, budget or {})
         if held:
             syslog.syslog(syslog.LOG_WARNING, "gpucluster-healthcheck: %s failed (%s), %s" % (node, ",".join(failed), held))
             return held
         act(["scontrol", "update", "nodename=" + node, "state=drain", "reason=%s %s" % (prefix, ",".join(failed))])
         return "drained"
+    if flapping:
+        return "kept drained (flapping: %s)" % ",".join(flapping) if status != "fail" else "none"
     blind = unjudged(checks, reason_checks(reason, prefix))
     if status != "fail" and drained and blind:
         return "kept drained (not judged: %s)" % ",".join(blind)
@@ -202,15 +303,22 @@ def main():
     checks = evaluate(observed, expected)
     status = verdict(checks)
     tooling = tooling_faults(checks)
+    # Only the --slurm runs keep and read the history: a person's run never counts towards a drain.
+    history = History(config, args.node) if args.slurm else None
     action = slurm_action(args.node, checks, config.get("reason_prefix") or "gpucluster-validation:",
-                          config.get("drain_budget") or {}) if args.slurm else None
+                          config.get("drain_budget") or {}, history) if args.slurm else None
+    if history:
+        history.save()
+    notes = history.notes if history else []
     if args.json:
-        json.dump({"node": args.node, "verdict": status, "checks": checks, "tooling": tooling, "action": action},
-                  sys.stdout, indent=1)
+        json.dump({"node": args.node, "verdict": status, "checks": checks, "tooling": tooling, "action": action,
+                   "history": history.decision if history else None, "notes": notes}, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         for check in checks:
             print("%-5s %-16s %s" % (check["status"].upper(), check["check"], check["message"]))
+        for note in notes:
+            print("NOTE  %s" % note)
         print("%s: %s%s%s" % (args.node, status, " (tooling: %s)" % ",".join(tooling) if tooling else "",
                               " (%s)" % action if action else ""))
     if action is not None:  # the program watches the node (--slurm): Prometheus hears of it

@@ -1322,6 +1322,8 @@ def test_command_environment(environ, path):
 @pytest.mark.parametrize("reason, want", [
     ("gpucluster-validation: gpu_count [root@2026-11-27T14:03:56]", ["gpu_count"]),
     ("gpucluster-validation: gpu_count,ecc_errors", ["gpu_count", "ecc_errors"]),
+    ("gpucluster-validation: flapping pcie_link,xid [root@2026-11-27T14:03:56]", ["pcie_link", "xid"]),
+    ("gpucluster-validation: flapping", []),
     ("gpucluster-validation:", []),
     ("admin: bad fan", []),
     ("", []),

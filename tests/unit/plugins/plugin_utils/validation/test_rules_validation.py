@@ -56,6 +56,10 @@ HOST = {
     "validation_disk_space_paths": ["/var", "/tmp", "/var/lib/slurm"],
     "validation_disk_space_min_free_percent": 5,
     "validation_disk_space_min_free_mib": 0,
+    "validation_healthcheck_confirm_runs": 2,
+    "validation_healthcheck_flapping_window": 10,
+    "validation_healthcheck_flapping_threshold": 3,
+    "validation_healthcheck_state_file": "/var/lib/gpucluster/healthcheck-state.json",
 }
 H = "host 'gpu1': "
 
@@ -128,6 +132,10 @@ def test_names():
     ({}, {"validation_disk_space_min_free_percent": 99.5}),
     ({"validation_healthcheck_metrics_dir": ""}, {}),
     ({"validation_healthcheck_metrics_dir": "/var/lib/node_exporter/textfile_collector"}, {}),
+    ({}, {"validation_healthcheck_confirm_runs": 1, "validation_healthcheck_flapping_window": 3,
+          "validation_healthcheck_flapping_threshold": 2, "validation_healthcheck_state_file": "/run/gpucluster/hc.json"}),
+    ({}, {"validation_healthcheck_confirm_runs": 10, "validation_healthcheck_flapping_window": 100,
+          "validation_healthcheck_flapping_threshold": 50}),
     # Paths make hands to the shell: plain ones pass; without a build from source, cuda_home is only read by Python.
     ({"validation_nccl_tests_source": "file:///srv/mirror/nccl-tests-2.17.6.tar.gz",
       "validation_nccl_tests_dir": "/opt/gpucluster/nccl-tests_2.17.6+cuda12.8@mpi",
@@ -389,6 +397,27 @@ SEVERITY_CHECKS = ", ".join(CHECKS)
       H + "validation_disk_space_min_free_mib: must be within 0-1073741824 (got -1)"]),
     ({"validation_disk_space_min_free_mib": 1.5},
      [H + "validation_disk_space_min_free_mib: must be an integer (got 1.5)"]),
+    ({"validation_healthcheck_confirm_runs": 0}, [H + "validation_healthcheck_confirm_runs: must be within 1-10 (got 0)"]),
+    ({"validation_healthcheck_confirm_runs": "2"},
+     [H + "validation_healthcheck_confirm_runs: must be an integer (got '2')"]),
+    ({"validation_healthcheck_flapping_window": 2},
+     [H + "validation_healthcheck_flapping_window: must be within 3-100 (got 2)"]),
+    ({"validation_healthcheck_flapping_window": 101, "validation_healthcheck_flapping_threshold": 51},
+     [H + "validation_healthcheck_flapping_window: must be within 3-100 (got 101)",
+      H + "validation_healthcheck_flapping_threshold: must be within 2-50 (got 51)"]),
+    ({"validation_healthcheck_flapping_threshold": 1},
+     [H + "validation_healthcheck_flapping_threshold: must be within 2-5, the spells of failure "
+          "validation_healthcheck_flapping_window (10 runs) can hold (got 1)"]),
+    ({"validation_healthcheck_flapping_window": 4},
+     [H + "validation_healthcheck_flapping_threshold: must be within 2-2, the spells of failure "
+          "validation_healthcheck_flapping_window (4 runs) can hold (got 3)"]),
+    ({"validation_healthcheck_flapping_threshold": 2.5},
+     [H + "validation_healthcheck_flapping_threshold: must be an integer (got 2.5)"]),
+    ({"validation_healthcheck_state_file": "healthcheck-state.json"},
+     [H + "validation_healthcheck_state_file: must be an absolute path (got 'healthcheck-state.json')"]),
+    ({"validation_healthcheck_state_file": "/var/lib/gpucluster/"},
+     [H + "validation_healthcheck_state_file: must have no trailing slash and no empty, . or .. parts "
+          "(got '/var/lib/gpucluster/')"]),
 ], ids=str)
 def test_bad_host_input(host, messages):
     assert errors(host=host) == messages

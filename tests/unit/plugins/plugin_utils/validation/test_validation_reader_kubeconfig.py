@@ -19,8 +19,9 @@ KUBELET_CONF = {
     "apiVersion": "v1", "kind": "Config", "current-context": "system:node:gpu01@kubernetes",
     "clusters": [{"name": "kubernetes", "cluster": {"certificate-authority-data": "LS0tQ0E=", "server": "https://k8s-api:6443"}}],
     "contexts": [{"name": "system:node:gpu01@kubernetes", "context": {"cluster": "kubernetes", "user": "system:node:gpu01"}}],
-    "users": [{"name": "system:node:gpu01", "user": {"client-certificate": "/var/lib/kubelet/pki/kubelet-client-current.pem",
-                                                      "client-key": "/var/lib/kubelet/pki/kubelet-client-current.pem"}}],
+    "users": [{"name": "system:node:gpu01", "user": {
+        "client-certificate": "/var/lib/kubelet/pki/kubelet-client-current.pem",
+        "client-key": "/var/lib/kubelet/pki/kubelet-client-current.pem"}}],
 }
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.e30.c2ln"
 READ = {"changed": False, "api_found": True, "resources": [{

@@ -381,4 +381,5 @@ class FilterModule:
             "validation_kubernetes_view": _kubernetes_view,
             "validation_bench_round": _bench_round,
             "validation_cordon_patch": vchecks.cordon_patch,
+            "validation_reader_kubeconfig": vplan.reader_kubeconfig,
         })

@@ -1244,3 +1244,110 @@ def unconfirmed_action(decision):
     """What a run with only unconfirmed failures does: ``unconfirmed (pcie_link 1/2)``."""
     return "unconfirmed (%s)" % ", ".join("%s %d/%d" % (name, runs, decision["confirm_runs"])
                                           for name, runs in decision["unconfirmed"])
+# Kubernetes: the node's own cordon (the health check program's --kubernetes mode)
+# ---------------------------------------------------------------------------
+
+# The annotation on the nodes this system cordoned, its value the reason (the validation role's
+# __validation_cordon_mark).
+CORDON_MARK = "gpucluster.core/validation-cordon"
+
+
+def kubectl_nodes(text, mark):
+    # type: (str, str) -> Dict[str, Dict[str, Any]]
+    """``kubectl get nodes --output=json`` -> {node: {unschedulable, mark, resource_version}}:
+    ``mark`` the value of the annotation ``mark`` (None without it). Raises HealthError for text
+    that is not that listing."""
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise HealthError("kubectl get nodes: not JSON (%s)" % exc)
+    items = document.get("items") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise HealthError("kubectl get nodes: no items list (got %s)" % type(document).__name__)
+    nodes = {}  # type: Dict[str, Dict[str, Any]]
+    for index, item in enumerate(items):
+        meta = item.get("metadata") if isinstance(item, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if not isinstance(name, str) or not name:
+            raise HealthError("kubectl get nodes: item %d has no metadata.name" % index)
+        spec = item.get("spec")
+        unschedulable = spec.get("unschedulable", False) if isinstance(spec, dict) else False
+        if not isinstance(unschedulable, bool):
+            raise HealthError("kubectl get nodes: node %s: spec.unschedulable is not true or false (got %r)"
+                              % (name, unschedulable))
+        annotations = meta.get("annotations")
+        value = annotations.get(mark) if isinstance(annotations, dict) else None
+        nodes[name] = {"unschedulable": unschedulable, "mark": value if isinstance(value, str) else None,
+                       "resource_version": meta.get("resourceVersion")}
+    return nodes
+
+
+def cordoned_by(nodes, prefix):
+    # type: (Dict[str, Dict[str, Any]], str) -> List[str]
+    """The nodes of kubectl_nodes cordoned by this system (unschedulable, the mark's reason starts
+    with ``prefix``), in natural order. A cordon without the mark (an admin's) is not this system's."""
+    return sorted((name for name, node in nodes.items()
+                   if node["unschedulable"] and (node.get("mark") or "").startswith(prefix)), key=natural_key)
+
+
+def kubernetes_decision(node, nodes, results, prefix, fraction, min_nodes):
+    # type: (str, Dict[str, Dict[str, Any]], List[Dict[str, Any]], str, float, int) -> Dict[str, Any]
+    """What this node does in Kubernetes after its checks (``results``), as slurm_action does in
+    Slurm: ``{action, reason, held}``; ``action`` is the words the program reports, and one of
+    ``cordoned`` (cordon with the mark, its value ``reason``: ``<prefix> <failed checks>``),
+    ``uncordoned`` (this system's cordon, and its mark, lifted), ``unmarked`` (the mark removed from
+    a node someone uncordoned by hand, so that a later admin cordon is not read as this system's)
+    is a change; the others (``none``, ``kept cordoned ...``, ``held (...)``, ``node ... not listed``)
+    are not.
+
+    A failing node is cordoned within the drain budget (``fraction``, ``min_nodes``) counted over
+    ``nodes`` (kubectl_nodes); ``held`` is True when the budget held it. A node cordoned without the
+    mark (an admin's) is never touched. This system's cordon is lifted once nothing fails and every
+    check its reason names was judged again: not left unjudged by a tool that could not run, and not
+    a check this program does not run (the validation's active checks, ``kubernetes_gpu_pod``).
+    """
+    state = nodes.get(node)
+    if state is None:
+        return {"action": "node %s is not in Kubernetes' node list: no action" % node, "reason": None, "held": False}
+    status = verdict(results)
+    mark = state.get("mark")
+    ours = mark is not None and mark.startswith(prefix)
+    if status == "fail":
+        if state["unschedulable"]:
+            return {"action": "kept cordoned" if ours else "kept cordoned (admin)", "reason": None, "held": False}
+        split = budget_split(len(nodes), cordoned_by(nodes, prefix), [node], fraction, min_nodes, prefix, "cordoned")
+        if split["held"]:
+            return {"action": "held (%s)" % split["why"], "reason": None, "held": True}
+        failed = [item["check"] for item in results if item["status"] == "fail"]
+        return {"action": "cordoned", "reason": "%s %s" % (prefix, ",".join(failed)), "held": False}
+    if state["unschedulable"] and ours:
+        named = reason_checks(mark, prefix)
+        run = set(item["check"] for item in results)
+        blind = unjudged(results, named) + [name for name in named if name not in run]
+        if blind:
+            return {"action": "kept cordoned (not judged: %s)" % ",".join(blind), "reason": None, "held": False}
+        return {"action": "uncordoned", "reason": None, "held": False}
+    if state["unschedulable"]:
+        return {"action": "kept cordoned (admin)", "reason": None, "held": False}
+    if mark is not None:
+        return {"action": "unmarked", "reason": None, "held": False}
+    return {"action": "none", "reason": None, "held": False}
+
+
+def kubernetes_patch(mark, action, reason=None, resource_version=None):
+    # type: (str, str, Optional[str], Optional[str]) -> Optional[Dict[str, Any]]
+    """The JSON merge patch (``kubectl patch node --type=merge``) of kubernetes_decision's ``action``
+    (None: nothing to patch): cordon and mark in one patch, so the node is never cordoned without
+    saying why. With ``resource_version`` the API server refuses it (a conflict) when the node changed
+    since it was read: an admin's cordon in between is not lifted."""
+    if action == "cordoned":
+        patch = {"spec": {"unschedulable": True}, "metadata": {"annotations": {mark: reason}}}  # type: Dict[str, Any]
+    elif action == "uncordoned":
+        patch = {"spec": {"unschedulable": False}, "metadata": {"annotations": {mark: None}}}
+    elif action == "unmarked":
+        patch = {"metadata": {"annotations": {mark: None}}}
+    else:
+        return None
+    if resource_version:
+        patch["metadata"]["resourceVersion"] = resource_version
+    return patch

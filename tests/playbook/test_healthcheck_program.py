@@ -506,3 +506,119 @@ def test_own_drain_turns_into_a_flapping_drain(tmp_path):
         ("fail", "drained", [DRAIN_GPUS]), ("fail", "none", []),
         ("fail", "drained (flapping: pcie_link)", [FLAP_PCIE]), ("warn", "kept drained (flapping: pcie_link)", []),
     ]
+# --- Kubernetes (--kubernetes, run by the systemd timer on Kubernetes nodes without Slurm) ---------
+# kubectl is a stand-in that answers `get nodes` from a file (with an exit code) and logs every call.
+KUBECTL = """#!/bin/sh
+echo "$*" >> "%(log)s"
+case "$*" in *" get nodes "*) cat "%(nodes)s"; exit %(rc)s;; esac
+exit 0
+"""
+MARK = "gpucluster.core/validation-cordon"
+READER = "/etc/gpucluster/healthcheck-kubernetes.conf"
+KUBELET = "/etc/kubernetes/kubelet.conf"
+
+
+def kube_node(name: str, cordoned: bool = False, mark: str | None = None) -> dict:
+    meta: dict = {"name": name, "resourceVersion": "41"}
+    if mark is not None:
+        meta["annotations"] = {MARK: mark}
+    return {"metadata": meta, "spec": {"unschedulable": True} if cordoned else {}}
+
+
+def kube_cluster(own: dict, ours: int = 0, admin: int = 0, idle: int = 0) -> str:
+    """`kubectl get nodes --output=json`: gpu01 (``own``), ``ours`` nodes cordoned by this system,
+    ``admin`` by an admin, ``idle`` more schedulable ones."""
+    items = [own] + [kube_node("gpu%02d" % (i + 2), True, "gpucluster-validation: xid") for i in range(ours)]
+    items += [kube_node("adm%02d" % i, True) for i in range(admin)] + [kube_node("idle%02d" % i) for i in range(idle)]
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+
+
+def kube_healthcheck(tmp_path: Path, nodes: str, nvidia_smi: str | None, gpus: int = 8,
+                     rc: int = 0) -> tuple[dict, list[str]]:
+    """Run the installed program under env -i with --kubernetes --json; (its JSON, kubectl's calls)."""
+    program = install(tmp_path)
+    vendor = tmp_path / "vendor" / "bin"
+    vendor.mkdir(parents=True)
+    missing = tmp_path / "missing"
+    tools = {name: str(missing / name) for name in ("systemctl", "journalctl", "dmesg", "timeout", "stat", "scontrol")}
+    log = tmp_path / "kubectl.log"
+    (tmp_path / "nodes.json").write_text(nodes, encoding="utf-8")
+    kubectl = vendor / "kubectl"
+    kubectl.write_text(KUBECTL % {"log": log, "nodes": tmp_path / "nodes.json", "rc": rc}, encoding="utf-8")
+    kubectl.chmod(0o755)
+    tools["kubectl"] = str(kubectl)
+    tools["nvidia-smi"] = str(missing / "nvidia-smi")
+    if nvidia_smi is not None:
+        (vendor / "nvidia-smi").write_text(nvidia_smi, encoding="utf-8")
+        (vendor / "nvidia-smi").chmod(0o755)
+        tools["nvidia-smi"] = str(vendor / "nvidia-smi")
+    config = {"expected": {"gpu_count": {"value": gpus, "source": "inventory"}},
+              "reason_prefix": "gpucluster-validation:", "drain_budget": {"fraction": 0.1, "min_nodes": 2},
+              "kubernetes": {"node": "gpu01", "kubeconfig": KUBELET, "read_kubeconfig": READER, "mark": MARK},
+              "settings": {"nvidia_smi": "nvidia-smi", "tools": tools}}
+    (tmp_path / "healthcheck.json").write_text(json.dumps(config), encoding="utf-8")
+    # --node names another host: the config's Kubernetes node name wins.
+    proc = subprocess.run(["/usr/bin/env", "-i", shutil.which("python3") or "/usr/bin/python3", str(program),
+                           "--config", str(tmp_path / "healthcheck.json"), "--node", "gpu01-host", "--kubernetes", "--json"],
+                          capture_output=True, text=True, timeout=120, env={}, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    calls = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return json.loads(proc.stdout), calls
+
+
+GET = "--kubeconfig %s get nodes --output=json" % READER
+PATCH = "--kubeconfig %s patch node gpu01 --type=merge --patch=" % KUBELET
+
+
+def test_kubernetes_real_fault_cordons_within_budget(tmp_path):
+    # 30 nodes, 2 cordoned by this system, 3 by an admin (not counted): 10 % is 3, one place left.
+    document, calls = kube_healthcheck(tmp_path, kube_cluster(kube_node("gpu01"), ours=2, admin=3, idle=24), FAULTY)
+    assert (document["verdict"], document["action"]) == ("fail", "cordoned")
+    assert calls == [GET, PATCH + json.dumps({"metadata": {"annotations": {MARK: "gpucluster-validation: gpu_count"},
+                                                           "resourceVersion": "41"}, "spec": {"unschedulable": True}},
+                                             sort_keys=True)]
+
+
+def test_kubernetes_budget_holds_the_cordon(tmp_path):
+    document, calls = kube_healthcheck(tmp_path, kube_cluster(kube_node("gpu01"), ours=2, admin=3, idle=14), FAULTY)
+    assert (document["verdict"], document["action"]) == (
+        "fail", "held (drain budget spent: 2 of 20 nodes cordoned by gpucluster-validation, budget 2 (10% of 20, at least 2))")
+    assert calls == [GET]
+
+
+@pytest.mark.parametrize("nvidia_smi, gpus", [(FAULTY, 8), (FAULTY, 1)], ids=["failing", "passing"])
+def test_kubernetes_admin_cordon_is_untouched(tmp_path, nvidia_smi, gpus):
+    document, calls = kube_healthcheck(tmp_path, kube_cluster(kube_node("gpu01", True), idle=3), nvidia_smi, gpus=gpus)
+    assert document["action"] == "kept cordoned (admin)"
+    assert calls == [GET]
+
+
+def test_kubernetes_own_cordon_is_lifted_after_its_check_passes(tmp_path):
+    own = kube_node("gpu01", True, "gpucluster-validation: gpu_count")
+    document, calls = kube_healthcheck(tmp_path, kube_cluster(own, idle=3), FAULTY, gpus=1)
+    assert (check(document, "gpu_count")["status"], document["action"]) == ("pass", "uncordoned")
+    assert calls == [GET, PATCH + json.dumps({"metadata": {"annotations": {MARK: None}, "resourceVersion": "41"},
+                                              "spec": {"unschedulable": False}}, sort_keys=True)]
+
+
+@pytest.mark.parametrize("mark, action", [
+    ("gpucluster-validation: gpu_count", "kept cordoned (not judged: gpu_count)"),    # nvidia-smi missing
+    ("gpucluster-validation: kubernetes_gpu_pod", "kept cordoned (not judged: kubernetes_gpu_pod)"),  # validate.yml's
+], ids=["tooling", "active-check"])
+def test_kubernetes_own_cordon_is_kept_while_not_judged(tmp_path, mark, action):
+    document, calls = kube_healthcheck(tmp_path, kube_cluster(kube_node("gpu01", True, mark), idle=3), None)
+    assert (document["verdict"], document["action"]) == ("warn", action)
+    assert calls == [GET]
+
+
+@pytest.mark.parametrize("nodes, rc, why", [
+    ("", 1, "kubectl rc=1: no output"),
+    ('Error from server (Forbidden): nodes is forbidden: User "system:node:gpu01" cannot list resource "nodes"\n', 1,
+     'kubectl rc=1: Error from server (Forbidden): nodes is forbidden: User "system:node:gpu01" cannot list resource "nodes"'),
+    ("{", 0, "kubectl get nodes: not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+], ids=["no-output", "forbidden", "not-json"])
+def test_kubernetes_unreadable_node_list_cordons_nothing(tmp_path, nodes, rc, why):
+    document, calls = kube_healthcheck(tmp_path, nodes, FAULTY, rc=rc)
+    assert (document["verdict"], document["action"]) == (
+        "fail", "no action: the nodes could not be read to keep the drain budget (tooling): " + why)
+    assert calls == [GET]

@@ -17,6 +17,7 @@ the DDP smoke test), _validation_report (the results document and its rendering)
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
@@ -204,3 +205,40 @@ def kubernetes_view(read: Mapping[str, Any], api: str, names: Mapping[str, str],
     else:
         said = "%s (reading the nodes failed, nothing cordoned: %s)" % (api, module_message(read.get("msg"))[:200])
     return {"nodes": nodes, "read": said}
+
+
+def reader_kubeconfig(node_config: Any, read: Mapping[str, Any], user: str) -> Dict[str, Any]:
+    """The kubeconfig with which the health check program reads the nodes (``kubectl get nodes``) as
+    ``user``, a ServiceAccount that may only get and list them: the API server's address from the node's
+    own kubeconfig (``node_config``, the kubelet's, as YAML read: the cluster of its current context, else
+    its first), the cluster's CA and the token from ``read``, the registered kubernetes.core.k8s_info read
+    of the ServiceAccount's token Secret (its data in base64, as the API server gives it).
+
+    Why not the kubelet's own credentials for the read: the Node authorizer lets a node list every node
+    up to Kubernetes 1.31, but with AuthorizeNodeWithSelectors (on by default from 1.32) a node may read
+    only its own Node object, and the drain budget needs them all. The cordon itself is the kubelet's
+    (NodeRestriction lets a node patch its own spec.unschedulable and annotations, never its taints).
+    """
+    if not isinstance(node_config, Mapping):
+        raise RuleError("the node's kubeconfig is not a kubeconfig (got %s)" % type(node_config).__name__)
+    clusters = [c for c in node_config.get("clusters") or [] if isinstance(c, Mapping)]
+    contexts = dict((c.get("name"), c.get("context") or {}) for c in node_config.get("contexts") or [] if isinstance(c, Mapping))
+    wanted = (contexts.get(node_config.get("current-context")) or {}).get("cluster")
+    chosen = next((c for c in clusters if c.get("name") == wanted), clusters[0] if clusters else None)
+    server = ((chosen or {}).get("cluster") or {}).get("server")
+    if not isinstance(server, str) or not server.startswith("https://"):
+        raise RuleError("the node's kubeconfig names no https:// API server (got %r)" % (server,))
+    resources = read.get("resources") if isinstance(read, Mapping) else None
+    data = (resources[0].get("data") if resources and isinstance(resources[0], Mapping) else None) or {}
+    if not data.get("token") or not data.get("ca.crt"):
+        raise RuleError("the ServiceAccount token Secret has no token and ca.crt yet (the token controller fills them in)")
+    try:
+        token = base64.b64decode(str(data["token"]), validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        raise RuleError("the ServiceAccount token Secret's token is not base64 text")
+    return {
+        "apiVersion": "v1", "kind": "Config", "current-context": user, "preferences": {},
+        "clusters": [{"name": "kubernetes", "cluster": {"server": server, "certificate-authority-data": str(data["ca.crt"])}}],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": user, "context": {"cluster": "kubernetes", "user": user}}],
+    }

@@ -204,6 +204,27 @@ def _fabric_tools(errors: Errors, play: Mapping[str, Any]) -> None:
         errors.check("validation_perftest_package", matches(package, _PACKAGE_RE, "a package name, or empty"))
 
 
+def _healthcheck_timer(errors: Errors, play: Mapping[str, Any]) -> None:
+    """The health check timer on Kubernetes nodes: a run is stopped before the next one is due."""
+    for var in ("validation_healthcheck_timer", "validation_healthcheck_kubernetes_reader"):
+        errors.check(var, boolean(play.get(var, True)))
+    errors.check("validation_healthcheck_kubelet_kubeconfig",
+                 abs_path(play.get("validation_healthcheck_kubelet_kubeconfig", "/etc/kubernetes/kubelet.conf")))
+    interval = play.get("validation_healthcheck_timer_interval", 60)
+    errors.check("validation_healthcheck_timer_interval", int_range(interval, 10, 86400))
+    delay = play.get("validation_healthcheck_timer_random_delay", 30)
+    timeout = play.get("validation_healthcheck_timer_timeout", 45)
+    errors.check("validation_healthcheck_timer_random_delay", int_range(delay, 0, 86400))
+    errors.check("validation_healthcheck_timer_timeout", int_range(timeout, 5, 86400))
+    if int_range(interval, 10, 86400) is None:
+        if int_range(delay, 0, 86400) is None and delay > interval:
+            errors.add("validation_healthcheck_timer_random_delay", "must be at most validation_healthcheck_timer_interval "
+                       "(%d) (got %d)" % (interval, delay))
+        if int_range(timeout, 5, 86400) is None and timeout >= interval:
+            errors.add("validation_healthcheck_timer_timeout", "must be less than validation_healthcheck_timer_interval "
+                       "(%d): a run ends before the next is due (got %d)" % (interval, timeout))
+
+
 def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[str, Any]) -> List[str]:
     """Every error in the play's settings (``play``) and each host's (``per_host``)."""
     errors = Errors()
@@ -260,6 +281,7 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
         if play.get(var):
             errors.check(var, abs_path(play.get(var)))
     _fabric_tools(errors, play)
+    _healthcheck_timer(errors, play)
     recorded = play.get("validation_recorded_outputs") or {}
     if not isinstance(recorded, Mapping):
         errors.add("validation_recorded_outputs", "must map nccl_all_reduce or ib_write_bw to files")

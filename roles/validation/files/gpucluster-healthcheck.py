@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpucluster-healthcheck: this node's passive checks, the same code as the node_health module.
 
-    gpucluster-healthcheck [--config /etc/gpucluster/healthcheck.json] [--json] [--slurm]
+    gpucluster-healthcheck [--config /etc/gpucluster/healthcheck.json] [--json] [--slurm | --kubernetes]
 
 Prints one line per check (or JSON with --json) and exits 1 when a check failed. With --slurm
 (as Slurm's HealthCheckProgram, which kills it after 60 s) it drains this node when a check
@@ -39,6 +39,15 @@ the absolute paths of its tools (settings.tools, found on the node at install ti
 searches a fixed PATH after its own, so it runs in Slurm's empty environment.
 It finishes inside Slurm's 60 s: its checks' tools get 40 s in all (settings.checks_deadline
 lowers it), each at most 20; a tool the time left does not allow is not run, a tooling fault.
+With --kubernetes (a systemd timer runs it on Kubernetes nodes without Slurm) it does the same
+with a cordon: the node (the config's kubernetes.node) is cordoned and annotated with the reason
+(kubernetes.mark: gpucluster.core/validation-cordon), within the same drain budget counted over
+the nodes `kubectl get nodes` lists (those cordoned with the prefix in the annotation), and
+uncordoned once every check its annotation names passed again; a node cordoned without the
+annotation is never touched, and when the nodes cannot be read nothing is done. kubectl reads
+the nodes with kubernetes.read_kubeconfig (a ServiceAccount that may get and list nodes) and
+patches its own node with kubernetes.kubeconfig (the kubelet's: NodeRestriction lets a node
+change its own spec.unschedulable and annotations, never its taints or another node).
 """
 
 import argparse
@@ -60,6 +69,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import (  
     DRAIN_BUDGET_MIN_NODES,
     METRICS_DIR,
     METRICS_FILE,
+    CORDON_MARK,
     HealthError,
     advance_history,
     budget_split,
@@ -75,6 +85,9 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import (  
     history_from_text,
     history_settings,
     history_text,
+    kubectl_nodes,
+    kubernetes_decision,
+    kubernetes_patch,
     scontrol_nodes,
     tool_error,
     reason_checks,
@@ -284,13 +297,48 @@ def write_metrics(config, checks, action, started):
             pass
         return "metrics not written: %s: %s" % (path, exc.strerror)
     return None
+def kubernetes_action(checks, kube, prefix, budget=None):
+    """Cordon this node (``kube``: the config's kubernetes: node, kubeconfig, read_kubeconfig, mark)
+    on a failed check within the drain budget, uncordon this program's own cordon once every check it
+    names passed again (kubernetes_decision); nothing when the nodes cannot be read (fail safe)."""
+    budget = budget or {}
+    node = kube.get("node") or ""
+    mark = kube.get("mark") or CORDON_MARK
+    reader = kube.get("read_kubeconfig") or kube.get("kubeconfig")
+    rc, out, err = run(["kubectl", "--kubeconfig", reader, "get", "nodes", "--output=json"] if reader
+                       else ["kubectl", "get", "nodes", "--output=json"])
+    try:
+        if rc != 0:
+            raise HealthError(tool_error("kubectl", rc, out, err))
+        nodes = kubectl_nodes(out, mark)
+    except HealthError as exc:
+        return "no action: the nodes could not be read to keep the drain budget (tooling): %s" % exc
+    decision = kubernetes_decision(node, nodes, checks, prefix, float(budget.get("fraction", DRAIN_BUDGET_FRACTION)),
+                                   int(budget.get("min_nodes", DRAIN_BUDGET_MIN_NODES)))
+    action = decision["action"]
+    if decision["held"]:
+        failed = ",".join(c["check"] for c in checks if c["status"] == "fail")
+        syslog.syslog(syslog.LOG_WARNING, "gpucluster-healthcheck: %s failed (%s), %s" % (node, failed, action))
+    patch = kubernetes_patch(mark, action, decision["reason"], nodes[node]["resource_version"] if node in nodes else None)
+    if patch is None:
+        return action
+    writer = kube.get("kubeconfig")
+    rc, out, err = run(["kubectl"] + (["--kubeconfig", writer] if writer else [])
+                       + ["patch", "node", node, "--type=merge", "--patch=" + json.dumps(patch, sort_keys=True)])
+    if rc != 0:
+        action = "not %s: %s" % (action, tool_error("kubectl", rc, out, err))
+    syslog.syslog(syslog.LOG_WARNING if rc else syslog.LOG_NOTICE, "gpucluster-healthcheck: %s %s%s" % (
+        node, action, " (%s)" % decision["reason"] if decision["reason"] else ""))
+    return action
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="/etc/gpucluster/healthcheck.json")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--slurm", action="store_true")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--slurm", action="store_true")
+    mode.add_argument("--kubernetes", action="store_true")
     parser.add_argument("--node", default=socket.gethostname().split(".")[0])
     args = parser.parse_args()
     started = time.time()
@@ -310,6 +358,11 @@ def main():
     if history:
         history.save()
     notes = history.notes if history else []
+    if args.kubernetes:
+        kube = dict(config.get("kubernetes") or {})
+        kube.setdefault("node", args.node)
+        action = kubernetes_action(checks, kube, config.get("reason_prefix") or "gpucluster-validation:",
+                                   config.get("drain_budget") or {})
     if args.json:
         json.dump({"node": args.node, "verdict": status, "checks": checks, "tooling": tooling, "action": action,
                    "history": history.decision if history else None, "notes": notes}, sys.stdout, indent=1)
@@ -321,7 +374,7 @@ def main():
             print("NOTE  %s" % note)
         print("%s: %s%s%s" % (args.node, status, " (tooling: %s)" % ",".join(tooling) if tooling else "",
                               " (%s)" % action if action else ""))
-    if action is not None:  # the program watches the node (--slurm): Prometheus hears of it
+    if action is not None:  # the program watches the node (--slurm, --kubernetes): Prometheus hears of it
         note = write_metrics(config, checks, action, started)
         if note:
             sys.stderr.write(note + "\n")

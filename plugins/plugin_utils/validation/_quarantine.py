@@ -209,12 +209,14 @@ def decide(host: str, checks: Optional[Sequence[Mapping[str, Any]]], reason: Opt
     this system's); ``kept`` (in quarantine, its reason as it was or naming the software checks that
     failed) when a software or setting check failed, a check could not run (a tooling fault is
     not a hardware verdict), a check its drain names was not judged again, or the node did not
-    answer (``checks`` None); ``resumed`` when everything ran and passed (or only warned).
+    answer (``checks`` None, or the role's ``reachable`` check failed); ``resumed`` when everything ran and passed (or only warned).
     """
     was = _bare(reason)
     out: Dict[str, Any] = {"host": host, "was": was, "checks": [], "evidence": []}
-    if checks is None:
-        return dict(out, decision="kept", reason=was, note="did not answer: not retested")
+    silent = [c for c in checks or [] if c["check"] == "reachable" and c["status"] == "fail"]
+    if checks is None or silent:
+        note = "did not answer: not retested" + (" (%s)" % silent[0].get("message") if silent else "")
+        return dict(out, decision="kept", reason=was, note=note)
     failed = [c["check"] for c in checks if c["status"] == "fail"]
     hardware = [name for name in failed if name not in SOFTWARE_CHECKS]
     software = [name for name in failed if name in SOFTWARE_CHECKS]

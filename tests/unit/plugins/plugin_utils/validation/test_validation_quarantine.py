@@ -279,6 +279,9 @@ REASON = "gpucluster-validation: gpu_count [root@06/02-14:01:24]"
      "passed the deep retest", ["dcgm_diag pass: dcgmi diag -r 3: every test passed"]),
     # did not answer
     (None, REASON, "kept", "gpucluster-validation: gpu_count", "did not answer: not retested", []),
+    ([_passive("reachable", "fail", "did not answer: unreachable, or failed earlier in this run")], REASON, "kept",
+     "gpucluster-validation: gpu_count",
+     "did not answer: not retested (did not answer: unreachable, or failed earlier in this run)", []),
 ])
 def test_decide(checks, reason, decision, new_reason, note, evidence):
     got = decide("gpu1", checks, reason, PREFIX)

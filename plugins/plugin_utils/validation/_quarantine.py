@@ -293,4 +293,3 @@ def verdict(doc: Mapping[str, Any], extra: Mapping[str, Sequence[Mapping[str, An
     actions = [{"host": d["host"], "decision": d["decision"], "reason": d["reason"]}
                for d in decisions if d["decision"] != "resumed"]
     return {"document": out, "actions": actions}
-

@@ -162,8 +162,6 @@ def test_stress_result(command, found, run, want):
     assert stress_result("gpu1", command, found, run) == want
 
 
-
-
 def _nccl_stdout(peak):
     """A single-node all_reduce_perf run as nccl-tests prints it (the header and two sizes)."""
     return "\n".join([

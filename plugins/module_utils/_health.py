@@ -926,12 +926,19 @@ def node_drained(node):
     return "DRAIN" in node["flags"] or node["state"] in ("DRAINED", "DRAINING")
 
 
+# The reason playbooks/quarantine.yml gives a node that failed its deep retest (``rma: <checks>``):
+# taken out by this system, so the drain budget counts it; never resumed automatically.
+RMA_REASON_PREFIX = "rma:"
+
+
 def drained_by(nodes, prefix):
     # type: (Dict[str, Dict[str, Any]], str) -> List[str]
-    """The nodes of scontrol_nodes drained by this system (the reason starts with ``prefix``), in
-    natural order. An admin's drain (any other reason) is not this system's."""
+    """The nodes of scontrol_nodes drained by this system (the reason starts with ``prefix``, or
+    with RMA_REASON_PREFIX: the quarantine kept them out), in natural order. An admin's drain (any
+    other reason) is not this system's."""
     return sorted((name for name, node in nodes.items()
-                   if node_drained(node) and (node.get("reason") or "").startswith(prefix)), key=natural_key)
+                   if node_drained(node) and (node.get("reason") or "").startswith((prefix, RMA_REASON_PREFIX))),
+                  key=natural_key)
 
 
 def drain_budget(total, fraction, min_nodes):

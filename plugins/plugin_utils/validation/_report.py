@@ -34,6 +34,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._checks import CORDON_KINDS, HELD
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._quarantine import KEPT, RMA
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan import (
     POLICIES,
     SCHEMA,
@@ -44,7 +45,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan i
 VERDICTS = ("pass", "warn", "fail")
 CHECK_KINDS = ("passive", "active")
 ACTIONS = ("drained", "resumed", "none", "kept drained (admin)", "kept drained (not judged)", "would drain (report only)",
-           "would resume (report only)", HELD)
+           "would resume (report only)", HELD, RMA, KEPT)
 COUNT_ORDER = ("fail", "warn", "pass", "skip")
 _SEVERITY = {"fail": 0, "warn": 1, "skip": 2, "pass": 3}
 _MAX_PROBLEMS = 20
@@ -186,7 +187,28 @@ def summary_lines(doc: Mapping[str, Any]) -> List[str]:
     for result in list(doc["pairs"]) + list(doc["jobs"]):
         lines.append("%s %s %s - %s%s" % (result["check"], ",".join(result["hosts"]), result["status"].upper(),
                                           result.get("message") or "", " (%s)" % result["note"] if result.get("note") else ""))
+    lines.extend("quarantine %s" % " - ".join(row) for row in _quarantine_rows(doc))
     return lines
+
+
+_QUARANTINE_HEADER = ["Host", "Decision", "Slurm reason", "Note", "GPUs (serial numbers)", "Evidence"]
+
+
+def _quarantine_rows(doc: Mapping[str, Any]) -> List[List[str]]:
+    """playbooks/quarantine.yml's section: per node its decision (resumed, rma, kept in quarantine,
+    waiting for its jobs, left alone), the Slurm reason it now has, why, its GPUs' serial numbers
+    (rma) and the evidence; none without a quarantine section."""
+    section = doc.get("quarantine") or {}
+    rows = []
+    for node in section.get("nodes") or []:
+        gpus = ", ".join("GPU%s %s (%s)" % (gpu.get("index"), gpu.get("serial") or "serial unknown", gpu.get("pci_bus_id") or "?")
+                         for gpu in node.get("gpus") or [])
+        rows.append([node["host"], node["decision"], node.get("reason") or "none (in service)", node.get("note") or "",
+                     gpus, "; ".join(node.get("evidence") or [])])
+    for key, decision in (("waiting", "waiting"), ("left", "left alone")):
+        for node in section.get(key) or []:
+            rows.append([node["host"], decision, node.get("reason") or "", node.get("why") or "", "", ""])
+    return rows
 
 
 # ----------------------------------------------------------------------------- schema check
@@ -646,6 +668,11 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         lines.extend(_md_table(_JOB_HEADER, [_job_row(job) for job in _ordered(doc["jobs"])]))
     else:
         lines.append("No jobs.")
+
+    if "quarantine" in doc:
+        lines.extend(["", "## Quarantine", ""])
+        rows = _quarantine_rows(doc)
+        lines.extend(_md_table(_QUARANTINE_HEADER, rows) if rows else ["No node in quarantine."])
     return "\n".join(lines) + "\n"
 
 
@@ -996,6 +1023,14 @@ def render_html(doc: Mapping[str, Any]) -> str:
     else:
         out.append('<p class="none">No jobs.</p>')
     out.append("</section>")
+    if "quarantine" in doc:
+        out.append('<section id="quarantine"><h2>Quarantine</h2>')
+        rows = _quarantine_rows(doc)
+        if rows:
+            out.extend(_html_table(_QUARANTINE_HEADER, [[_text_cell(text) for text in row] for row in rows]))
+        else:
+            out.append('<p class="none">No node in quarantine.</p>')
+        out.append("</section>")
     out.append("<footer>%s</footer>" % _h("%s, rendered by gpucluster.core" % SCHEMA))
     out.extend(["</main>", "</body>", "</html>"])
     return "\n".join(out) + "\n"

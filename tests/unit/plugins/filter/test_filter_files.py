@@ -14,7 +14,7 @@ import yaml
 
 FILTER_DIR = Path(__file__).resolve().parents[4] / "plugins" / "filter"
 ROLES = {p.name for p in (FILTER_DIR.parents[1] / "roles").iterdir() if p.is_dir()}
-PLAYBOOKS = {"site", "maintenance", "artifacts"}
+PLAYBOOKS = {"site", "maintenance", "artifacts", "quarantine"}
 FILES = sorted(p.stem for p in FILTER_DIR.glob("*.py"))
 
 

@@ -15,6 +15,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import (
     HealthError,
     budget_split,
     drain_budget,
+    RMA_REASON_PREFIX,
     drained_by,
     natural_key,
     scontrol_nodes,
@@ -105,6 +106,23 @@ def test_drained_by_counts_only_this_systems_drains():
     assert drained_by(nodes, PREFIX) == ["gpu1", "gpu10"]
     # a reason that is ours on a node no longer drained (resumed by hand) is not a drain
     assert drained_by(scontrol_nodes(node_text(name="gpu1", state="IDLE", reason="gpucluster-validation: xid")), PREFIX) == []
+
+
+@pytest.mark.parametrize("state, reason, want", [
+    # playbooks/quarantine.yml's verdict: taken out by this system, so the budget counts it
+    ("IDLE+DRAIN", "rma: dcgm_diag,gpu_count [root@06/02-14:01:24]", ["gpu1"]),
+    ("DOWN+DRAIN", "rma: xid", ["gpu1"]),
+    # the flapping hold keeps this system's prefix
+    ("IDLE+DRAIN", "gpucluster-validation: flapping gpu_count", ["gpu1"]),
+    # an rma: reason on a node someone resumed is no drain
+    ("IDLE", "rma: xid", []),
+    # an admin's reason that merely mentions an RMA is an admin's
+    ("IDLE+DRAIN", "waiting for RMA rma: xid", []),
+    ("IDLE+DRAIN", "RMA: xid", []),
+])
+def test_drained_by_counts_rma_drains(state, reason, want):
+    assert RMA_REASON_PREFIX == "rma:"
+    assert drained_by(scontrol_nodes(node_text(name="gpu1", state=state, reason=reason)), PREFIX) == want
 
 
 @pytest.mark.parametrize("text, message", [

@@ -461,10 +461,12 @@ def test_failed_actions(actions, want):
 HELD_WHY = "drain budget spent: %d of %d nodes %s by gpucluster-validation, budget %d (%s%% of %d, at least %d)"
 
 
-def budget_slurm(drained_by_us=(), admin=(), idle=()):
-    """A cluster in scontrol's real format: nodes drained by this validation (for xid), by an admin, and idle."""
+def budget_slurm(drained_by_us=(), admin=(), idle=(), rma=()):
+    """A cluster in scontrol's real format: nodes drained by this validation (for xid), by an admin, idle,
+    and kept out by the quarantine (``rma: dcgm_diag``)."""
     text = [node_text(name=n, state="IDLE+DRAIN", reason="gpucluster-validation: xid [root@06/02-14:01:24]")
             for n in drained_by_us]
+    text += [node_text(name=n, state="IDLE+DRAIN", reason="rma: dcgm_diag [root@06/02-14:01:24]") for n in rma]
     text += [node_text(name=n, state="IDLE+DRAIN", reason="Kill task failed [root@2024-08-08T19:12:57]") for n in admin]
     text += [node_text(name=n, state="IDLE", reason="") for n in idle]
     return parse_scontrol_nodes("\n".join(text))
@@ -505,6 +507,14 @@ XID = ["xid"]
     (budget_slurm(admin=["gpu1", "gpu2"], idle=IDLE_20), {"gpu3": XID, "gpu4": XID}, "drain", (0.1, 2), [],
      {"gpu3": {"kind": "drained", "reason": "gpucluster-validation: xid"},
       "gpu4": {"kind": "drained", "reason": "gpucluster-validation: xid"}}),
+    # the quarantine's rma: drains count against the budget (this system took those nodes out)
+    (budget_slurm(rma=["gpu1", "gpu2"], idle=IDLE_20), {"gpu3": XID}, "drain", (0.1, 2), [],
+     {"gpu3": _held("gpucluster-validation: xid", 2, 20, 2)}),
+    # ... and one rma: node leaves room for one more; an rma: node failing again is left as it is
+    (budget_slurm(rma=["gpu1"], idle=["gpu2"] + IDLE_20), {"gpu1": XID, "gpu3": XID, "gpu4": XID}, "drain", (0.1, 2), [],
+     {"gpu1": {"kind": "kept drained (admin)", "reason": "rma: dcgm_diag [root@06/02-14:01:24]"},
+      "gpu3": {"kind": "drained", "reason": "gpucluster-validation: xid"},
+      "gpu4": _held("gpucluster-validation: xid", 2, 20, 2)}),
     # a node this run resumes frees its place for a new drain
     (budget_slurm(drained_by_us=["gpu1", "gpu2"], idle=IDLE_20), {"gpu1": [], "gpu3": XID}, "drain", (0.1, 2), [],
      {"gpu1": {"kind": "resumed", "reason": "gpucluster-validation: xid [root@06/02-14:01:24]"},

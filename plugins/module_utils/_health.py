@@ -686,11 +686,18 @@ def tooling_faults(results):
     return [item["check"] for item in results if item.get("tooling") and item["status"] != "skip"]
 
 
-def unjudged(results, names):
-    # type: (List[Dict[str, Any]], List[str]) -> List[str]
+def unjudged(results, names, absent=False):
+    # type: (List[Dict[str, Any]], List[str], bool) -> List[str]
     """Those of ``names`` (say, the checks a drain reason names) this run could not judge
-    because a tool could not run: the repair is not proven, so such a drain stays."""
-    return [item["check"] for item in results if item["check"] in names and item.get("tooling")]
+    because a tool could not run: the repair is not proven, so such a drain stays. With
+    ``absent``, also those this run does not have at all: the node's health check program runs
+    the passive checks only, so a drain for an active check (validate.yml's dcgm_diag, ib_bw, a
+    GPU job) is never lifted by it."""
+    blind = [item["check"] for item in results if item["check"] in names and item.get("tooling")]
+    if absent:
+        run = set(item["check"] for item in results)
+        blind.extend(name for name in names if name not in run and name not in blind)
+    return blind
 
 
 def reason_checks(reason, prefix):
@@ -985,9 +992,10 @@ def budget_split(total, ours, wanted, fraction, min_nodes, prefix, verb="drained
 STATUSES = ("pass", "warn", "fail", "skip")
 # What the health check program did about its node, as the label of gpucluster_health_action:
 # drained; held (the drain budget was spent); not_drained (a check failed, and the nodes could not
-# be read to keep the budget); resumed; kept (its own drain kept: a check it names could not be
-# judged); none; unknown (scontrol did not answer about the node); other (words this list lacks).
-ACTIONS = ("drained", "held", "not_drained", "resumed", "kept", "none", "unknown", "other")
+# be read to keep the budget); unconfirmed (a transient reading failed, not yet in enough runs in a
+# row to drain); resumed; kept (its own drain kept: a check it names could not be judged, or a
+# drain for flapping); none; unknown (scontrol did not answer about the node); other (words this list lacks).
+ACTIONS = ("drained", "held", "not_drained", "unconfirmed", "resumed", "kept", "none", "unknown", "other")
 # The program's file in the textfile collector's folder (the monitoring role's
 # monitoring_node_exporter_textfile_dir), and the interval it is run at when the config says none
 # (slurm_health_check_interval's default): the staleness alert waits 3 of them.
@@ -1000,8 +1008,9 @@ def action_kind(action):
     # type: (Optional[str]) -> str
     """The ACTIONS word for the program's action (``held (drain budget spent: ...)`` -> ``held``)."""
     text = action or "none"
-    for prefix, kind in (("drained", "drained"), ("held (drain budget", "held"), ("not drained", "not_drained"),
-                         ("resumed", "resumed"), ("kept drained", "kept"), ("none", "none"),
+    for prefix, kind in (("drained", "drained"), ("cordoned", "drained"), ("held (drain budget", "held"),
+                         ("not drained", "not_drained"), ("unconfirmed", "unconfirmed"), ("resumed", "resumed"),
+                         ("uncordoned", "resumed"), ("kept", "kept"), ("none", "none"),
                          ("scontrol did not answer", "unknown")):
         if text.startswith(prefix):
             return kind
@@ -1070,7 +1079,9 @@ def health_metrics(checks, action, now, duration=None, interval=None):
 # it), hca_ports (the bandwidth-like reading: a port renegotiating after a switch reboot or a cable
 # reseat reads Down, Polling or a lower rate for seconds). The others read a fact that does not come
 # and go by itself: a GPU gone, a wrong model or version, ECC errors and retired or remapped rows
-# (counters until a reset), an XID in the kernel log, a mount or a service missing: they drain at once.
+# (counters until a reset), an XID in the kernel log, a mount or a service missing, a clock a minute
+# off (time_sync fails only past validation_time_fail_offset; being unsynchronized is a warning), a
+# file system full: they drain at once.
 TRANSIENT_CHECKS = ("pcie_link", "clock_events", "hca_ports")
 # The defaults of the validation role's validation_healthcheck_confirm_runs,
 # validation_healthcheck_flapping_window and validation_healthcheck_flapping_threshold.
@@ -1329,8 +1340,7 @@ def kubernetes_decision(node, nodes, results, prefix, fraction, min_nodes):
         return {"action": "cordoned", "reason": "%s %s" % (prefix, ",".join(failed)), "held": False}
     if state["unschedulable"] and ours:
         named = reason_checks(mark, prefix)
-        run = set(item["check"] for item in results)
-        blind = unjudged(results, named) + [name for name in named if name not in run]
+        blind = unjudged(results, named, absent=True)
         if blind:
             return {"action": "kept cordoned (not judged: %s)" % ",".join(blind), "reason": None, "held": False}
         return {"action": "uncordoned", "reason": None, "held": False}

@@ -622,3 +622,13 @@ def test_kubernetes_unreadable_node_list_cordons_nothing(tmp_path, nodes, rc, wh
     assert (document["verdict"], document["action"]) == (
         "fail", "no action: the nodes could not be read to keep the drain budget (tooling): " + why)
     assert calls == [GET]
+
+
+def test_own_drain_for_a_check_the_program_does_not_run_is_kept(tmp_path):
+    # validate.yml drained the node for an active check (ib_write_bw between a pair): the passive checks
+    # passing prove nothing about it, so the program keeps the drain (validate.yml lifts it)
+    active = OURS.replace("gpucluster-validation: gpu_count", "gpucluster-validation: ib_bw,gpu_count")
+    document, calls = healthcheck(tmp_path, active, "#!/bin/sh\nexec /bin/cat %s\n" % H100, gpus=1)
+    assert check(document, "gpu_count")["status"] == "pass"
+    assert (document["verdict"], document["action"]) == ("warn", "kept drained (not judged: ib_bw)")
+    assert calls == ["show node gpu01"]

@@ -22,6 +22,7 @@ from ansible_collections.gpucluster.core.plugins.module_utils._health import (
     TIME_FAIL_OFFSET,
     budget_split,
     drained_by,
+    flapping_drain,
     reason_checks,
     unjudged,
 )
@@ -141,6 +142,7 @@ def resumable(hosts: Sequence[str], health: Mapping[str, Optional[Mapping[str, A
         node = slurm.get(host)
         result = health.get(host) or {}
         if (node and drained(node) and (node.get("reason") or "").startswith(prefix)
+                and not flapping_drain(node.get("reason") or "", prefix)
                 and result.get("verdict") in ("pass", "warn")
                 and not not_judged(result.get("checks") or [], node.get("reason"), prefix)):
             out.append(host)
@@ -149,6 +151,8 @@ def resumable(hosts: Sequence[str], health: Mapping[str, Optional[Mapping[str, A
 
 # What a node that wants a drain (or cordon) past the drain budget gets instead.
 HELD = "held (drain budget)"
+# A node gpucluster-healthcheck drained for flapping, passing now: kept (quarantine.yml retests it).
+KEPT_FLAPPING = "kept drained (flapping)"
 DEFAULT_BUDGET = (DRAIN_BUDGET_FRACTION, DRAIN_BUDGET_MIN_NODES)
 
 
@@ -208,6 +212,9 @@ def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str
                 out[host] = {"kind": "would drain (report only)", "reason": reason}
             else:
                 out[host] = {"kind": "drained", "reason": reason}
+        elif is_drained and ours and flapping_drain(node.get("reason") or "", prefix):
+            # gpucluster-healthcheck drained it for flapping: one passing run proves nothing (the quarantine's retest does)
+            out[host] = {"kind": KEPT_FLAPPING, "reason": node.get("reason")}
         elif is_drained and ours and not_judged((checks or {}).get(host) or [], node.get("reason"), prefix):
             out[host] = {"kind": "kept drained (not judged)", "reason": node.get("reason")}
         elif is_drained and ours:

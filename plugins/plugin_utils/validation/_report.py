@@ -33,7 +33,7 @@ from datetime import datetime
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import RuleError
-from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._checks import CORDON_KINDS, HELD
+from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._checks import CORDON_KINDS, HELD, KEPT_FLAPPING
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._quarantine import KEPT, RMA
 from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan import (
     POLICIES,
@@ -45,7 +45,7 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.validation._plan i
 VERDICTS = ("pass", "warn", "fail")
 CHECK_KINDS = ("passive", "active")
 ACTIONS = ("drained", "resumed", "none", "kept drained (admin)", "kept drained (not judged)", "would drain (report only)",
-           "would resume (report only)", HELD, RMA, KEPT)
+           "would resume (report only)", HELD, KEPT_FLAPPING, RMA, KEPT)
 COUNT_ORDER = ("fail", "warn", "pass", "skip")
 _SEVERITY = {"fail": 0, "warn": 1, "skip": 2, "pass": 3}
 _MAX_PROBLEMS = 20

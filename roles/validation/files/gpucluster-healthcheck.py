@@ -262,7 +262,7 @@ def slurm_action(node, checks, prefix, budget=None, history=None):
         return "drained"
     if flapping:
         return "kept drained (flapping: %s)" % ",".join(flapping) if status != "fail" else "none"
-    blind = unjudged(checks, reason_checks(reason, prefix))
+    blind = unjudged(checks, reason_checks(reason, prefix), absent=True)
     if status != "fail" and drained and blind:
         return "kept drained (not judged: %s)" % ",".join(blind)
     if status != "fail" and drained and ours:

@@ -1633,6 +1633,13 @@ def test_time_and_disk_expectations_shape(expected, message):
     (None, "none"),
     ("scontrol did not answer: no action", "unknown"),
     ("held (flapping)", "other"),
+    # the flapping and confirmation words, and the Kubernetes timer's
+    ("drained (flapping: pcie_link)", "drained"),
+    ("kept drained (flapping: pcie_link)", "kept"),
+    ("unconfirmed (pcie_link 1/2)", "unconfirmed"),
+    ("cordoned", "drained"),
+    ("uncordoned", "resumed"),
+    ("kept cordoned (admin)", "kept"),
 ])
 def test_action_kind(action, kind):
     assert action_kind(action) == kind
@@ -1684,6 +1691,7 @@ def test_health_metrics_whole_text():
         'gpucluster_health_action{action="drained"} 0\n'
         'gpucluster_health_action{action="held"} 1\n'
         'gpucluster_health_action{action="not_drained"} 0\n'
+        'gpucluster_health_action{action="unconfirmed"} 0\n'
         'gpucluster_health_action{action="resumed"} 0\n'
         'gpucluster_health_action{action="kept"} 0\n'
         'gpucluster_health_action{action="none"} 0\n'
@@ -1728,3 +1736,17 @@ def test_health_metrics_of_every_check():
     assert len(metric_lines(text, "gpucluster_health_check_status")) == 4 * len(CHECKS)
     assert sum(line.endswith(" 1") for line in metric_lines(text, "gpucluster_health_check_status")) == len(CHECKS)
     assert metric_lines(text, "gpucluster_health_interval_seconds") == ["gpucluster_health_interval_seconds 120.0"]
+
+
+@pytest.mark.parametrize("results, names, absent, want", [
+    # a tool that could not run leaves its check unjudged either way
+    ([{"check": "gpu_count", "status": "warn", "tooling": True}], ["gpu_count"], False, ["gpu_count"]),
+    ([{"check": "gpu_count", "status": "warn", "tooling": True}], ["gpu_count"], True, ["gpu_count"]),
+    # a check this run does not have (validate.yml's dcgm_diag, ib_bw): judged by the run that has it,
+    # unjudged for the node's program, which runs the passive checks only
+    ([{"check": "gpu_count", "status": "pass"}], ["dcgm_diag", "gpu_count", "ib_bw"], False, []),
+    ([{"check": "gpu_count", "status": "pass"}], ["dcgm_diag", "gpu_count", "ib_bw"], True, ["dcgm_diag", "ib_bw"]),
+    ([], [], True, []),
+])
+def test_unjudged(results, names, absent, want):
+    assert unjudged(results, names, absent=absent) == want

@@ -56,7 +56,7 @@ def test_defaults():
     # every hard fault drains at once: the checks not confirmed are the rest of DEFAULT_SEVERITY
     assert [c for c in DEFAULT_SEVERITY if c not in TRANSIENT_CHECKS] == [
         "gpu_count", "gpu_model", "driver_version", "cuda_version", "persistence_mode", "ecc_mode", "ecc_errors",
-        "retired_pages", "row_remap", "xid", "mounts", "services"]
+        "retired_pages", "row_remap", "xid", "mounts", "services", "time_sync", "disk_space"]
 
 
 @pytest.mark.parametrize("config, want", [

@@ -577,3 +577,15 @@ def test_cordon_actions_keep_to_the_drain_budget(verdicts, policy, want):
     actions = cordon_actions(verdicts, failing, kube_budget_view(), policy, PREFIX, None, (0.1, 2))
     assert actions == want
     assert all(action["kind"] in CORDON_KINDS for action in actions.values())
+
+
+FLAPPING = parse_scontrol_nodes(node_text(name="adev5", state="IDLE+DRAIN",
+                                          reason="gpucluster-validation: flapping pcie_link [root@2026-11-27T17:01:02]"))
+
+
+@pytest.mark.parametrize("policy", ["drain", "report"])
+def test_a_drain_for_flapping_is_kept_by_validate_when_the_node_passes(policy):
+    # gpucluster-healthcheck drained it for flapping: one passing run of validate.yml is what a flapping node shows
+    assert node_actions({"adev5": "pass"}, {"adev5": []}, FLAPPING, policy, PREFIX) == {
+        "adev5": {"kind": "kept drained (flapping)", "reason": "gpucluster-validation: flapping pcie_link [root@2026-11-27T17:01:02]"}}
+    assert resumable(["adev5"], {"adev5": {"verdict": "pass", "checks": []}}, FLAPPING, PREFIX) == []

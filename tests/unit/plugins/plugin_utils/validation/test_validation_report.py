@@ -575,7 +575,7 @@ def edit(change):
 
 
 ACTIONS = ("drained, resumed, none, kept drained (admin), kept drained (not judged), would drain (report only), "
-           "would resume (report only), held (drain budget), rma, kept in quarantine")
+           "would resume (report only), held (drain budget), kept drained (flapping), rma, kept in quarantine")
 VALUE = "a number, a string, a list of those or null"
 
 

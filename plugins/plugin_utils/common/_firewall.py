@@ -128,13 +128,16 @@ def firewall_state(text: str) -> Dict[str, Any]:
 
 def caller_state(state: Mapping[str, Any]) -> Dict[str, Any]:
     """A caller's own read (``common_firewall_state``) as ``{active, rules}``: ``rules`` as they are;
-    else ``open``, the ports the firewall lists (as ``firewall-cmd --list-ports``, or the first column
-    of ufw's ALLOW lines), read as open to every source with no comment."""
+    ``lines``, the lines the entry point's probe prints after its first (``firewall_state``); else
+    ``open``, the ports the firewall lists (as ``firewall-cmd --list-ports``, or the first column of
+    ufw's ALLOW lines), read as open to every source with no comment."""
     if not isinstance(state, Mapping) or state.get("active") not in ("ufw", "firewalld", "none"):
         raise RuleError("common_firewall_state: must be a dict with active (ufw, firewalld or none) and open (got %r)"
                         % (state,))
     if "rules" in state:
         return {"active": state["active"], "rules": [list(rule) for rule in state["rules"]]}
+    if "lines" in state:
+        return firewall_state("\n".join([state["active"]] + [str(line) for line in state["lines"]]))
     rules = []
     for spec in state.get("open") or []:
         if isinstance(spec, str) and _PORT_RE.match(spec):

@@ -64,8 +64,8 @@ def test_firewall_state_bad(text, message):
     ({"active": "none", "open": []}, {"active": "none", "rules": []}),
     ({"active": "ufw", "lines": ["rule 6818/tcp   ALLOW   10.0.0.0/24   # slurm", "rule 6818/tcp  ALLOW  Anywhere  # slurm"]},
      {"active": "ufw", "rules": [["6818/tcp 10.0.0.0/24", "slurm"], ["6818/tcp any", "slurm"]]}),
-    ({"active": "firewalld", "lines": ["port 6817/tcp", 'rich rule family="ipv4" source address="10.0.0.0/24" '
-                                                       'port port="6818" protocol="tcp" accept']},
+    ({"active": "firewalld",
+      "lines": ["port 6817/tcp", 'rich rule family="ipv4" source address="10.0.0.0/24" port port="6818" protocol="tcp" accept']},
      {"active": "firewalld", "rules": [["6817/tcp any", ""], ["6818/tcp 10.0.0.0/24", ""]]}),
 ])
 def test_caller_state(state, expected):

@@ -723,8 +723,9 @@ def test_targets_at_the_listen_addresses():
                 "worker1": {"base_os_addresses": {"management": "10.1.0.11", "compute": "10.2.0.11"}},
                 "worker2": {"monitoring_listen_address": "fd00::12"},
                 "cpu1": {}}
-    found = {job["job_name"]: job for job in scrape_configs(per_host(hostvars, GROUPS["all"], defaults), hostvars,
-                                                             dict(GROUPS, gpucluster_gpu_nodes=["worker1"]), "master")}
+    configs = scrape_configs(per_host(hostvars, GROUPS["all"], defaults), hostvars, dict(GROUPS, gpucluster_gpu_nodes=["worker1"]),
+                             "master")
+    found = {job["job_name"]: job for job in configs}
     assert targets(found["prometheus"]) == [("10.1.0.10:9090", "master")]
     assert targets(found["alertmanager"]) == [("10.1.0.10:9093", "master")]
     assert targets(found["node"]) == [("cpu1:9100", "cpu1"), ("10.1.0.10:9100", "master"), ("10.1.0.11:9100", "worker1"),

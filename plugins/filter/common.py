@@ -1,7 +1,7 @@
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The filters the roles share (each documented in plugins/filter/<filter>.yml): strict input types,
-package pins and checks, env files, host choice, the Python Kubernetes client of kubernetes.core's
+the firewall's rules, package pins and checks, env files, host choice, the Python Kubernetes client of kubernetes.core's
 modules; the logic lives in plugins/plugin_utils/common/."""
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from ansible.plugins.filter.core import comment
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._env_file import set_line
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._filter import (
     as_filters, defined_values)
+from ansible_collections.gpucluster.core.plugins.plugin_utils.common._firewall import (
+    caller_state, firewall_plan, firewall_state)
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._hosts import first_host_in
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._input_rules import (
     gather, input_rule_failure, play_of, rule_hosts)
@@ -76,6 +78,9 @@ class FilterModule:
         return {
             **as_filters({
                 "env_file_line": set_line,
+                "firewall_caller_state": caller_state,
+                "firewall_plan": firewall_plan,
+                "firewall_state": firewall_state,
                 "first_host_in": first_host_in,
                 "input_type_errors": _input_type_errors,
                 "input_rule_failure": _input_rule_failure,

@@ -11,16 +11,16 @@ from ansible_collections.gpucluster.core.plugins.plugin_utils.monitoring._monito
     scrape_configs, service_flags, stale_services)
 
 
-def _monitoring_scrape_configs(hostvars, server, groups, defaults):
-    """The scrape jobs of the monitoring host ``server``."""
+def _monitoring_scrape_configs(hostvars, server, groups, defaults, paths=None):
+    """The scrape jobs of the monitoring host ``server`` (``paths``: the web client's CA and password files)."""
     hosts = sorted(set(groups.get("all", [])) | {server})
-    return scrape_configs(per_host(hostvars, hosts, defaults), hostvars, groups, server)
+    return scrape_configs(per_host(hostvars, hosts, defaults), hostvars, groups, server, paths)
 
 
 def _monitoring_alertmanager_peers(hostvars, server, groups, defaults):
     """The ``--cluster.peer`` addresses of the monitoring host ``server``."""
     hosts = sorted(set(groups.get("all", [])) | {server})
-    return alertmanager_peers(per_host(hostvars, hosts, defaults), groups, server)
+    return alertmanager_peers(per_host(hostvars, hosts, defaults), groups, server, hostvars)
 
 
 class FilterModule:

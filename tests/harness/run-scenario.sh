@@ -21,11 +21,14 @@ source "$ROOT/.venv/bin/activate"
 export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 ANSIBLE_NOCOLOR=1 NO_COLOR=1
 log() { printf '[%s %s %(%H:%M:%S)T] %s\n' "$scenario" "$node_os" -1 "$*"; }
 
+# Each step's output is kept in $GPC_RUN_LOG_DIR/<step>.log (a scenario's verifier may read it:
+# molecule/exposure checks no secret is in the run's output).
+export GPC_RUN_LOG_DIR=${GPC_RUN_LOG_DIR:-$(mktemp -d "/tmp/gpc-run-$scenario.XXXXXX")}
 step() {
   local name=$1 start=$SECONDS
   shift
   log "== $name"
-  "$@"
+  "$@" 2>&1 | tee "$GPC_RUN_LOG_DIR/$name.log"
   log "== $name done in $((SECONDS - start)) s"
 }
 

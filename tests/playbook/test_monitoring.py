@@ -122,3 +122,65 @@ def test_bad_data_is_refused_before_any_host_is_contacted(tmp_path):
     assert_refused_untouched(
         result, "host 'master': monitoring_alertmanager_route.receiver: 'pager' is not one of "
                 "monitoring_alertmanager_receivers (default)")
+
+
+# --- The web configuration (TLS, basic auth) as Debian 12's Prometheus 2.42 reads it
+
+from ansible_collections.gpucluster.core.plugins.plugin_utils.monitoring._monitoring import (  # noqa: E402
+    per_host, scrape_configs)
+
+# A bcrypt hash of a test-only password (made once; the role takes hashes as given), as molecule/exposure has it.
+HASH = "$2b$10$QPT87hm9BBDbkO.wQcWvb.HWyLa1DeqYqPtQCKn6iFpHm0QqNyj5u"
+
+
+def _certificate(tmp_path):
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-days", "1", "-subj", "/CN=pytest", "-addext", "subjectAltName=IP:10.0.0.10",
+                    "-keyout", str(tmp_path / "tls.key"), "-out", str(tmp_path / "tls.crt")],
+                   check=True, capture_output=True)
+    return (tmp_path / "tls.crt").read_text(encoding="utf-8"), (tmp_path / "tls.key").read_text(encoding="utf-8")
+
+
+def test_the_web_configuration_passes_promtool(tmp_path):
+    # The document vars/main.yml builds (__monitoring_web_document), with the files beside it.
+    _certificate(tmp_path)
+    config = {"tls_server_config": {"cert_file": str(tmp_path / "tls.crt"), "key_file": str(tmp_path / "tls.key")},
+              "basic_auth_users": {"prometheus": HASH}}
+    (tmp_path / "web-config.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    result = tool("promtool", "check", "web-config", str(tmp_path / "web-config.yml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr.strip().endswith("web-config.yml SUCCESS"), result.stderr
+
+
+def test_the_scrape_jobs_with_tls_and_basic_auth_pass_promtool(tmp_path):
+    cert, _key = _certificate(tmp_path)
+    own = {"monitoring_server_group": "monitoring", "monitoring_scrape_group": "cluster", "monitoring_scrape_address": "",
+           "monitoring_listen_address": "10.0.0.10", "monitoring_network": "management",
+           "monitoring_node_exporter": True, "monitoring_node_exporter_port": 9100, "monitoring_prometheus_port": 9090,
+           "monitoring_alertmanager_port": 9093, "monitoring_dcgm_exporter": True, "monitoring_dcgm_exporter_port": 9400,
+           "monitoring_prometheus_extra_scrape_configs": [],
+           "monitoring_web_tls_cert": cert, "monitoring_web_tls_ca": cert, "monitoring_web_users": {"prometheus": HASH},
+           "monitoring_web_scrape_user": "prometheus"}
+    hostvars = {"master": {}, "worker1": {"base_os_addresses": {"management": "10.0.0.11"}}}
+    paths = {"ca_file": str(tmp_path / "ca.crt"), "password_file": str(tmp_path / "scrape.password")}
+    jobs = scrape_configs(per_host(hostvars, HOSTS, own), hostvars, GROUPS, "master", paths)
+    client = {k: v for k, v in jobs[1].items() if k not in ("job_name", "static_configs")}
+    config = {"global": {"scrape_interval": "30s"}, "scrape_configs": jobs,
+              "alerting": {"alertmanagers": [dict(client, static_configs=[{"targets": ["10.0.0.10:9093"]}])]}}
+    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    result = tool("promtool", "check", "config", "--syntax-only", str(tmp_path / "prometheus.yml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [[c["targets"][0] for c in job["static_configs"]] for job in jobs] == [
+        ["10.0.0.10:9090"], ["10.0.0.10:9093"], ["10.0.0.10:9100", "10.0.0.11:9100"]]
+    assert client == {"scheme": "https", "tls_config": {"ca_file": paths["ca_file"]},
+                      "basic_auth": {"username": "prometheus", "password_file": paths["password_file"]}}
+
+
+def test_a_bad_web_configuration_is_refused_before_any_host_is_contacted(tmp_path):
+    result = run_monitoring(tmp_path, master={"monitoring_web_users": {"prometheus": "not-a-hash"},
+                                              "monitoring_web_scrape_user": "prometheus"},
+                            monitoring_grafana_admin_password="pytest-only-password")
+    assert_refused_untouched(
+        result, "host 'master': monitoring_web_users[prometheus]: must be a bcrypt hash ($2y$..., htpasswd -nBC 10 USER) "
+                "(the value is not shown)")
+    assert "not-a-hash" not in result.stdout + result.stderr

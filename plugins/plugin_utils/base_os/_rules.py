@@ -14,7 +14,7 @@ import re
 from typing import Any, Iterable, List, Mapping
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import (
-    Errors, RoleInput, abs_path, for_hosts, hostname, int_range, ip_address, ip_network, is_int, one_line, port,
+    Errors, RoleInput, abs_path, cidr_with_prefix, for_hosts, hostname, int_range, ip_address, ip_network, is_int, one_line, port,
     port_range, posix_name, token,
 )
 
@@ -79,8 +79,11 @@ def _check_host(errors: Errors, v: Mapping[str, Any]) -> None:
                                               and _TARGET_RE.match(v["base_os_default_target"])):
         errors.add("base_os_default_target", "must be a systemd target such as multi-user.target (got %r)"
                    % (v["base_os_default_target"],))
-    for index, spec in enumerate(v.get("base_os_firewall_extra_ports") or []):
-        errors.check("base_os_firewall_extra_ports[%d]" % index, firewall_port(spec))
+    for var in ("base_os_firewall_extra_ports", "base_os_firewall_public_ports"):
+        for index, spec in enumerate(v.get(var) or []):
+            errors.check("%s[%d]" % (var, index), firewall_port(spec))
+    for index, network in enumerate(v.get("base_os_admin_networks") or []):
+        errors.check("base_os_admin_networks[%d]" % index, cidr_with_prefix(network))
     options = v.get("base_os_chrony_daemon_options")
     # Written as NAME="<options>" into chrony's environment file (null keeps the distribution's).
     if options is not None and errors.check("base_os_chrony_daemon_options", one_line(options)) \

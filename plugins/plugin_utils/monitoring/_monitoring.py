@@ -17,8 +17,8 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from ansible_collections.gpucluster.core.plugins.plugin_utils.common._rules import (
-    Errors, RoleInput, RuleError, abs_path, duplicates, for_hosts, host_values, int_range, is_int, one_line, port, secret, token,
-    url)
+    Errors, RoleInput, RuleError, abs_path, duplicates, for_hosts, host_values, int_range, ip_address, is_int, one_line, port,
+    secret, token, url)
 
 # The collection's own dashboard (roles/monitoring/files/dashboards/<uid>.json).
 OWN_DASHBOARD = "gpucluster-gpu-health"
@@ -34,6 +34,11 @@ _FLAG_RE = re.compile(r"^--[a-z0-9][a-z0-9.-]*(=\S*)?$")
 _IMAGE_RE = re.compile(r"^[a-z0-9][a-z0-9._/:@-]*$")
 _DASHBOARD_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _CHECKSUM_RE = re.compile(r"^(sha256|sha512):[0-9a-f]+$")
+# A bcrypt hash as the exporter toolkit's basic_auth_users takes it (htpasswd -B, Python's bcrypt).
+_BCRYPT_RE = re.compile(r"^\$2[aby]?\$[0-9]{2}\$[./A-Za-z0-9]{53}$")
+_WEB_USER_RE = re.compile(r"^[A-Za-z0-9_.@-]+$")
+_PEM_RE = {"cert": re.compile(r"^-----BEGIN CERTIFICATE-----\n[\s\S]+\n-----END CERTIFICATE-----\s*$"),
+           "key": re.compile(r"^-----BEGIN ([A-Z]+ )?PRIVATE KEY-----\n[\s\S]+\n-----END ([A-Z]+ )?PRIVATE KEY-----\s*$")}
 _PORTS = ("monitoring_node_exporter_port", "monitoring_dcgm_exporter_port", "monitoring_prometheus_port",
           "monitoring_alertmanager_port", "monitoring_alertmanager_cluster_port", "monitoring_grafana_port")
 
@@ -180,6 +185,13 @@ def _check_host(errors: Errors, values: Mapping[str, Any]) -> None:
             errors.add(name, "must be an inventory group name (got %r)" % (get(name),))
     if "monitoring_scrape_address" in values:
         errors.check("monitoring_scrape_address", one_line(get("monitoring_scrape_address")))
+    if "monitoring_network" in values:
+        errors.check("monitoring_network", token(get("monitoring_network")))
+    listen = get("monitoring_listen_address", "")
+    if listen != "" and ip_address(listen):
+        errors.add("monitoring_listen_address",
+                   "must be empty (every interface) or an IP address of this host (got %r)" % (listen,))
+    _check_web(errors, values)
     args = get("monitoring_node_exporter_args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) and _FLAG_RE.match(a) for a in args):
         errors.add("monitoring_node_exporter_args",
@@ -244,6 +256,57 @@ def _check_host(errors: Errors, values: Mapping[str, Any]) -> None:
     _check_grafana(errors, values)
 
 
+def _check_web(errors: Errors, values: Mapping[str, Any]) -> None:
+    """The web configuration (TLS and basic auth of the node exporter, Prometheus, Alertmanager and the
+    DCGM exporter): the certificate and the key both or neither, PEM; users with bcrypt hashes, and
+    Prometheus's own user one of them, with its password where Prometheus runs. The key, the hashes
+    and the password are never shown."""
+    get = values.get
+    cert, key = get("monitoring_web_tls_cert", ""), get("monitoring_web_tls_key", "")
+    if (cert == "") != (key == ""):
+        errors.add("monitoring_web_tls_key" if key == "" else "monitoring_web_tls_cert",
+                   "must be set with %s (both or neither)" % ("monitoring_web_tls_cert" if key == "" else "monitoring_web_tls_key"))
+    if cert != "" and (not isinstance(cert, str) or not _PEM_RE["cert"].match(cert)):
+        errors.add("monitoring_web_tls_cert", "must be a PEM certificate (-----BEGIN CERTIFICATE-----...)")
+    if key != "" and (not isinstance(key, str) or not _PEM_RE["key"].match(key)):
+        errors.add("monitoring_web_tls_key", "must be a PEM private key (-----BEGIN PRIVATE KEY-----...; the value is not shown)")
+    ca = get("monitoring_web_tls_ca", "")
+    if ca != "" and (not isinstance(ca, str) or not _PEM_RE["cert"].match(ca)):
+        errors.add("monitoring_web_tls_ca", "must be empty (the system's CAs) or a PEM certificate (-----BEGIN CERTIFICATE-----...)")
+    users = get("monitoring_web_users", {})
+    if not isinstance(users, Mapping):
+        errors.add("monitoring_web_users", "must map user names to bcrypt hashes (the value is not shown)")
+        return
+    for name, hashed in users.items():
+        if not isinstance(name, str) or not _WEB_USER_RE.match(name):
+            errors.add("monitoring_web_users", "the user name %r must be letters, digits, _ . @ or -" % (name,))
+        elif not isinstance(hashed, str) or not _BCRYPT_RE.match(hashed):
+            errors.add("monitoring_web_users[%s]" % name,
+                       "must be a bcrypt hash ($2y$..., htpasswd -nBC 10 USER) (the value is not shown)")
+    if not users:
+        return
+    user = get("monitoring_web_scrape_user", "")
+    if user not in users:
+        errors.add("monitoring_web_scrape_user", "must be one of monitoring_web_users (%s) (got %r)" % (", ".join(sorted(users)), user))
+    if get("monitoring_server_group") in (get("group_names") or ()):
+        errors.check("monitoring_web_scrape_password", secret(get("monitoring_web_scrape_password")))
+
+
+# The web settings that must be the same on every host: Prometheus scrapes every target as its own
+# host's settings say (https and basic auth or not).
+_WEB_SAME = (("monitoring_web_tls_cert", "TLS"), ("monitoring_web_users", "basic auth"))
+
+
+def _web_alike(values: Mapping[str, Mapping[str, Any]], hosts: Sequence[str]) -> List[str]:
+    out = []
+    for name, what in _WEB_SAME:
+        on = [host for host in hosts if values.get(host, {}).get(name)]
+        off = [host for host in hosts if not values.get(host, {}).get(name)]
+        if on and off:
+            out.append("%s: %s must be on every host or on none (on: %s; off: %s)" % (name, what, ", ".join(on), ", ".join(off)))
+    return out
+
+
 def _check_grafana(errors: Errors, values: Mapping[str, Any]) -> None:
     get = values.get
     grafana = get("monitoring_grafana", True)
@@ -300,7 +363,8 @@ def monitoring_errors(values: Mapping[str, Mapping[str, Any]], hosts: Iterable[s
     """Every error over the hosts' values (with each host's ``group_names``: where it is in the
     monitoring group, Grafana's admin password is required), each message naming the host and the
     variable."""
-    return for_hosts(values, hosts, _check_host)
+    hosts = list(hosts)
+    return for_hosts(values, hosts, _check_host) + _web_alike(values, hosts)
 
 
 def input_errors(given: RoleInput) -> List[str]:
@@ -348,38 +412,84 @@ def is_gpu_node(host: str, hostvars: Mapping[str, Any], groups: Mapping[str, Seq
     return bool(nvidia.get("gpu_count") or (nvidia.get("pci") or {}).get("gpu_count"))
 
 
-def _address(values: Mapping[str, Mapping[str, Any]], host: str) -> str:
-    """The name or address the monitoring hosts reach ``host`` at."""
-    return str(values.get(host, {}).get("monitoring_scrape_address") or host)
+def bracketed(address: str) -> str:
+    """An address as it precedes ``:PORT`` (an IPv6 address in brackets)."""
+    return "[%s]" % address if ":" in address else address
+
+
+def listen_address(values: Mapping[str, Mapping[str, Any]], hostvars: Mapping[str, Any], host: str, server: str) -> str:
+    """The address ``host``'s services listen on, as the monitoring host ``server`` works it out: its own
+    (``values``, its defaults templated there); another host's ``monitoring_listen_address`` where its
+    inventory sets one, else its ``base_os_addresses`` on its ``monitoring_network`` (the role's default,
+    which ``values`` would give with ``server``'s own address); "" for every interface."""
+    if host == server:
+        return str(values.get(server, {}).get("monitoring_listen_address") or "")
+    own = hostvars.get(host, {})
+    if "monitoring_listen_address" in own:
+        return str(own["monitoring_listen_address"] or "")
+    network = values.get(host, values.get(server, {})).get("monitoring_network", "management")
+    return str((own.get("base_os_addresses") or {}).get(network) or "")
+
+
+def _address(values: Mapping[str, Mapping[str, Any]], host: str, hostvars: Optional[Mapping[str, Any]] = None,
+             server: str = "") -> str:
+    """The name or address the monitoring hosts reach ``host`` at: its ``monitoring_scrape_address``, else
+    the address its services listen on, else its inventory name."""
+    given = values.get(host, {}).get("monitoring_scrape_address")
+    if given:
+        return str(given)
+    listen = listen_address(values, hostvars or {}, host, server) if hostvars is not None else ""
+    return bracketed(listen) if listen else host
+
+
+def web_client(own: Mapping[str, Any], paths: Mapping[str, str]) -> Dict[str, Any]:
+    """What a Prometheus scrape job (or Alertmanager client) adds for the web configuration the
+    monitoring host ``own`` has: ``scheme: https`` and ``tls_config`` (``ca_file`` where a CA is
+    given) with TLS; ``basic_auth`` (``username``, ``password_file``) with users. Empty when off."""
+    out: Dict[str, Any] = {}
+    if own.get("monitoring_web_tls_cert"):
+        out["scheme"] = "https"
+        out["tls_config"] = {"ca_file": paths["ca_file"]} if own.get("monitoring_web_tls_ca") else {}
+    if own.get("monitoring_web_users"):
+        out["basic_auth"] = {"username": own.get("monitoring_web_scrape_user", ""), "password_file": paths["password_file"]}
+    return out
 
 
 def alertmanager_peers(values: Mapping[str, Mapping[str, Any]], groups: Mapping[str, Sequence[str]],
-                       server: str) -> List[str]:
+                       server: str, hostvars: Optional[Mapping[str, Any]] = None) -> List[str]:
     """The other monitoring hosts' Alertmanagers as ``--cluster.peer`` addresses: each host's address
-    and its own cluster port; empty for a single monitoring host (gossip off)."""
+    (``_address``: with ``hostvars``, its listen address where known) and its own cluster port; empty
+    for a single monitoring host (gossip off)."""
     own = values[server]
     peers = sorted(set(groups.get(own["monitoring_server_group"], ())) - {server})
-    return ["%s:%d" % (_address(values, h), values.get(h, own)["monitoring_alertmanager_cluster_port"]) for h in peers]
+    return ["%s:%d" % (_address(values, h, hostvars, server), values.get(h, own)["monitoring_alertmanager_cluster_port"])
+            for h in peers]
 
 
 def scrape_configs(values: Mapping[str, Mapping[str, Any]], hostvars: Mapping[str, Any],
-                   groups: Mapping[str, Sequence[str]], server: str) -> List[Dict[str, Any]]:
-    """Prometheus's scrape jobs as seen from the monitoring host ``server``: Prometheus itself, the
-    monitoring hosts' Alertmanagers, every scrape-group host's node exporter and every GPU node's DCGM
-    exporter (each target labelled with its inventory name, ``node``), then the site's extra jobs."""
+                   groups: Mapping[str, Sequence[str]], server: str,
+                   paths: Optional[Mapping[str, str]] = None) -> List[Dict[str, Any]]:
+    """Prometheus's scrape jobs as seen from the monitoring host ``server``: Prometheus itself (at its
+    listen address, else localhost), the monitoring hosts' Alertmanagers, every scrape-group host's node
+    exporter and every GPU node's DCGM exporter (each target at ``_address``, labelled with its inventory
+    name, ``node``), then the site's extra jobs. With the web configuration on (``server``'s values), the
+    role's jobs scrape over https and with basic auth (``web_client``, the files in ``paths``:
+    ``ca_file``, ``password_file``)."""
     own = values[server]
+    client = web_client(own, paths or {"ca_file": "", "password_file": ""})
     scrape_hosts = sorted(groups.get(own["monitoring_scrape_group"], ()))
     servers = sorted(groups.get(own["monitoring_server_group"], ()))
 
     def address(host: str) -> str:
-        return _address(values, host)
+        return _address(values, host, hostvars, server)
 
     def static(targets: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         return [{"targets": [t["target"]], "labels": {"node": t["node"]}} for t in targets]
 
+    local = bracketed(listen_address(values, hostvars, server, server)) or "localhost"
     jobs: List[Dict[str, Any]] = [
         {"job_name": "prometheus",
-         "static_configs": [{"targets": ["localhost:%d" % own["monitoring_prometheus_port"]],
+         "static_configs": [{"targets": ["%s:%d" % (local, own["monitoring_prometheus_port"])],
                              "labels": {"node": server}}]},
         {"job_name": "alertmanager",
          "static_configs": static([{"target": "%s:%d" % (address(h), values.get(h, own)["monitoring_alertmanager_port"]),
@@ -394,6 +504,7 @@ def scrape_configs(values: Mapping[str, Mapping[str, Any]], hostvars: Mapping[st
                     if values.get(h, own).get("monitoring_dcgm_exporter", True) and is_gpu_node(h, hostvars, groups)]
     if dcgm_targets:
         jobs.append({"job_name": "dcgm", "static_configs": static(dcgm_targets)})
+    jobs = [dict(job, **client) for job in jobs]
     jobs.extend(dict(job) for job in own.get("monitoring_prometheus_extra_scrape_configs") or [])
     return jobs
 
@@ -526,32 +637,45 @@ def firewall_ports(plan: Mapping[str, Any], runs: Mapping[str, bool]) -> List[st
     return ports
 
 
+def _listen(plan: Mapping[str, Any], port_key: str) -> str:
+    """``ADDRESS:PORT`` (``:PORT``, every interface, with no listen address)."""
+    return "%s:%s" % (bracketed(str(plan.get("listen_address") or "")), plan[port_key])
+
+
+def _web_flag(plan: Mapping[str, Any]) -> List[str]:
+    """``--web.config.file=<file>`` where the web configuration is on (``web_config``, its file)."""
+    return ["--web.config.file=%s" % plan["web_config"]] if plan.get("web_config") else []
+
+
 def node_exporter_args(plan: Mapping[str, Any]) -> List[str]:
-    """The node exporter's flags: its port, the textfile folder, then the site's own."""
-    return (["--web.listen-address=:%s" % plan["node_exporter_port"],
+    """The node exporter's flags: its address and port, the textfile folder, the web configuration,
+    then the site's own."""
+    return (["--web.listen-address=%s" % _listen(plan, "node_exporter_port"),
              "--collector.textfile.directory=%s" % plan["textfile_dir"]]
-            + list(plan["node_exporter_args"]))
+            + _web_flag(plan) + list(plan["node_exporter_args"]))
 
 
 def prometheus_args(plan: Mapping[str, Any]) -> List[str]:
     """Prometheus's flags; the retention size only where one is set."""
     args = ["--config.file=%s" % plan["prometheus_config"],
-            "--web.listen-address=:%s" % plan["prometheus_port"],
+            "--web.listen-address=%s" % _listen(plan, "prometheus_port"),
             "--storage.tsdb.path=%s" % plan["storage_path"],
             "--storage.tsdb.retention.time=%s" % plan["retention_time"]]
     if plan["retention_size"]:
         args.append("--storage.tsdb.retention.size=%s" % plan["retention_size"])
-    return args
+    return args + _web_flag(plan)
 
 
 def alertmanager_args(plan: Mapping[str, Any]) -> List[str]:
-    """Alertmanager's flags: with peers it gossips on its cluster port, alone it does not."""
+    """Alertmanager's flags: with peers it gossips on its cluster port (on the listen address, else
+    0.0.0.0), alone it does not."""
     args = ["--config.file=%s" % plan["alertmanager_config"], "--storage.path=%s" % plan["alertmanager_storage"],
-            "--web.listen-address=:%s" % plan["alertmanager_port"]]
+            "--web.listen-address=%s" % _listen(plan, "alertmanager_port")] + _web_flag(plan)
     peers = list(plan["alertmanager_peers"])
     if not peers:
         return args + ["--cluster.listen-address="]
-    return (args + ["--cluster.listen-address=0.0.0.0:%s" % plan["alertmanager_cluster_port"]]
+    cluster = bracketed(str(plan.get("listen_address") or "")) or "0.0.0.0"
+    return (args + ["--cluster.listen-address=%s:%s" % (cluster, plan["alertmanager_cluster_port"])]
             + ["--cluster.peer=%s" % peer for peer in peers])
 
 

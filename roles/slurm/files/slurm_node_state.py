@@ -118,16 +118,20 @@ def main():
     out["nvidia_smi"] = any(shutil.which("nvidia-smi", path=p) for p in (
         os.environ.get("PATH", ""), "/usr/bin", "/usr/local/bin", "/usr/local/nvidia/bin", "/opt/nvidia/bin"))
     # In the common role's firewall entry point's terms (common_firewall_state): which firewall
-    # is active and the ports it lists as open.
+    # is active, the ports it lists as open and its rules as the entry point's probe prints them
+    # (lines: their sources and comments).
     fw = {"active": "none", "open": []}
     if req.get("firewall"):
         if run(["systemctl", "is-active", "firewalld"])[1].strip() == "active":
-            fw = {"active": "firewalld", "open": run(["firewall-cmd", "--list-ports"])[1].split()}
+            ports = run(["firewall-cmd", "--list-ports"])[1].split()
+            rich = run(["firewall-cmd", "--list-rich-rules"])[1].splitlines()
+            fw = {"active": "firewalld", "open": ports, "lines": ["port " + " ".join(ports)] + ["rich " + r for r in rich]}
         elif shutil.which("ufw"):
             rc, text = run(["ufw", "status"])
             if "Status: active" in text.splitlines()[:1]:
                 fw = {"active": "ufw", "open": sorted(set(line.split()[0] for line in text.splitlines()
-                                                          if " ALLOW " in line and "/" in line.split()[0]))}
+                                                          if " ALLOW " in line and "/" in line.split()[0])),
+                      "lines": ["rule " + line for line in text.splitlines() if " ALLOW " in line]}
     out["firewall"] = fw
     print(json.dumps(out))
 

@@ -21,6 +21,7 @@ DEFAULTS = {
     "base_os_time_local_stratum": 10, "base_os_time_allow": [], "base_os_limits_memlock": "unlimited",
     "base_os_limits_nofile": 1048576, "base_os_limits_file": "/etc/security/limits.d/90-gpucluster.conf",
     "base_os_default_target": "multi-user.target", "base_os_firewall_extra_ports": [],
+    "base_os_firewall_public_ports": ["22/tcp"], "base_os_admin_networks": [],
     "base_os_packages_extra": [], "base_os_chrony_daemon_options": None, "base_os_limits_extra": [],
 }
 GROUPS = {"cluster": ["master", "worker1"], "head": ["master"]}
@@ -58,6 +59,7 @@ def test_bad_firewall_port(spec, expected):
     {"base_os_time_servers": ["ntp.example.org", "192.168.1.1", "fd00::1"], "base_os_time_allow": ["10.0.0.0/8", "fd00::/8"]},
     {"base_os_limits_memlock": 65536, "base_os_limits_nofile": "65536"},
     {"base_os_firewall_extra_ports": ["8080/tcp", "60000-61000/udp"], "base_os_packages_extra": ["htop", "python3-pip"]},
+    {"base_os_firewall_public_ports": [], "base_os_admin_networks": ["172.16.0.0/16", "192.0.2.7/32", "fd00::/64"]},
     {"base_os_default_target": "graphical.target"},
     {"base_os_chrony_daemon_options": "-F 2 -r"}, {"base_os_chrony_daemon_options": ""},
     {"base_os_limits_extra": [{"domain": "@hpc", "type": "-", "item": "stack", "value": "unlimited"},
@@ -100,6 +102,13 @@ def test_good_input(worker):
     ({"base_os_firewall_extra_ports": ["8080/tcp", "70000/tcp", "9-1/udp"]},
      [W + "base_os_firewall_extra_ports[1]: must be within 1-65535 (got 70000)",
       W + "base_os_firewall_extra_ports[2]: must be \"first-last\" with 1 <= first < last <= 65535 (got '9-1')"]),
+    ({"base_os_firewall_public_ports": ["ssh"]},
+     [W + "base_os_firewall_public_ports[0]: must be PORT/PROTO or FIRST-LAST/PROTO with proto tcp or udp, e.g. 8080/tcp"
+      " (got 'ssh')"]),
+    ({"base_os_admin_networks": ["172.16.0.0/16", "192.0.2.7", "10.1.1.1/24"]},
+     [W + "base_os_admin_networks[1]: must be a network in CIDR notation with its prefix length, such as 10.0.0.0/24"
+      " (got '192.0.2.7')",
+      W + "base_os_admin_networks[2]: must be a network in CIDR notation (got '10.1.1.1/24': 10.1.1.1/24 has host bits set)"]),
     ({"base_os_chrony_daemon_options": "-F 1\nEVIL=1"},
      [W + "base_os_chrony_daemon_options: must be text on one line (got '-F 1\\nEVIL=1')"]),
     ({"base_os_chrony_daemon_options": '-F 1" -x "'},

@@ -320,7 +320,7 @@ def _bad_cases():
                               "write true or false without quotes (with -e, as JSON: -e '{\"%s\": true}')" % name))
                 cases.append(("number", 1, "must be true or false (got the number 1)"))
             elif kind == "dict":
-                cases.append(("string", "a=1", "must be a mapping (got the string 'a=1')"))
+                cases.append(("string", "a=1", "must be a mapping (got %s)" % ("a string" if secret else "the string 'a=1'")))
                 cases.append(("list", [], "must be a mapping (got a list)"))
             for case, value, reason in cases:
                 if reason is None:  # an element of a list: the second where there are two

@@ -43,7 +43,9 @@ DEFAULTS = {
     "monitoring_grafana_repo_manage": True, "monitoring_grafana_repo_url": "https://apt.grafana.com",
     "monitoring_grafana_repo_key_url": "https://apt.grafana.com/gpg.key", "monitoring_grafana_repo_suite": "stable",
     "monitoring_grafana_repo_component": "main", "monitoring_dcgm_exporter_binary": "/usr/bin/dcgm-exporter",
-    "monitoring_verify_timeout": 120,
+    "monitoring_verify_timeout": 120, "monitoring_network": "management", "monitoring_listen_address": "",
+    "monitoring_web_tls_cert": "", "monitoring_web_tls_key": "", "monitoring_web_tls_ca": "", "monitoring_web_users": {},
+    "monitoring_web_scrape_user": "", "monitoring_web_scrape_password": "",
 }
 SERVER = {"group_names": ["cluster", "monitoring"]}
 H = "host 'master': "
@@ -649,3 +651,141 @@ def artifacts_input(supported=True, node_exporter=True, dcgm=False, source="pack
 ], ids=["node", "unsupported", "dcgm-package", "dcgm-container", "server-grafana", "all"])
 def test_artifacts(entries, expected):
     assert artifacts(entries) == expected
+
+
+# --- Least exposure: listen addresses, the web configuration (TLS, basic auth) and what follows it
+
+HASH = "$2y$10$" + "a" * 53
+CERT = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+KEY = "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n"
+
+
+@pytest.mark.parametrize("values", [
+    {"monitoring_listen_address": "10.0.0.1", "monitoring_network": "compute"},
+    {"monitoring_listen_address": "fd00::1"},
+    {"monitoring_web_tls_cert": CERT, "monitoring_web_tls_key": KEY, "monitoring_web_tls_ca": CERT},
+    {"monitoring_web_tls_key": "-----BEGIN EC PRIVATE KEY-----\nMHc\n-----END EC PRIVATE KEY-----"},
+    {"monitoring_web_users": {"prometheus": HASH, "admin@site": "$2b$12$" + "B" * 53}, "monitoring_web_scrape_user": "prometheus",
+     "monitoring_web_scrape_password": "s3cret", "group_names": ["cluster", "monitoring"], "monitoring_grafana": False},
+    # A host that runs no Prometheus needs no password.
+    {"monitoring_web_users": {"prometheus": HASH}, "monitoring_web_scrape_user": "prometheus"},
+], ids=str)
+def test_good_exposure_settings(values):
+    if "monitoring_web_tls_key" in values and "monitoring_web_tls_cert" not in values:
+        values = dict(values, monitoring_web_tls_cert=CERT)
+    assert errors(**values) == []
+
+
+@pytest.mark.parametrize("values, expected", [
+    ({"monitoring_listen_address": "master"},
+     [H + "monitoring_listen_address: must be empty (every interface) or an IP address of this host (got 'master')"]),
+    ({"monitoring_network": "man agement"},
+     [H + "monitoring_network: must be one word without blanks, quotes, #, \\, comma or = (got 'man agement')"]),
+    ({"monitoring_web_tls_cert": CERT},
+     [H + "monitoring_web_tls_key: must be set with monitoring_web_tls_cert (both or neither)"]),
+    ({"monitoring_web_tls_key": KEY},
+     [H + "monitoring_web_tls_cert: must be set with monitoring_web_tls_key (both or neither)"]),
+    ({"monitoring_web_tls_cert": "cert.pem", "monitoring_web_tls_key": "secret-key-text", "monitoring_web_tls_ca": "ca"},
+     [H + "monitoring_web_tls_cert: must be a PEM certificate (-----BEGIN CERTIFICATE-----...)",
+      H + "monitoring_web_tls_key: must be a PEM private key (-----BEGIN PRIVATE KEY-----...; the value is not shown)",
+      H + "monitoring_web_tls_ca: must be empty (the system's CAs) or a PEM certificate (-----BEGIN CERTIFICATE-----...)"]),
+    ({"monitoring_web_users": {"prometheus": "plain-password"}, "monitoring_web_scrape_user": "prometheus"},
+     [H + "monitoring_web_users[prometheus]: must be a bcrypt hash ($2y$..., htpasswd -nBC 10 USER) (the value is not shown)"]),
+    ({"monitoring_web_users": {"a b": HASH}, "monitoring_web_scrape_user": "a b"},
+     [H + "monitoring_web_users: the user name 'a b' must be letters, digits, _ . @ or -"]),
+    ({"monitoring_web_users": {"prometheus": HASH}},
+     [H + "monitoring_web_scrape_user: must be one of monitoring_web_users (prometheus) (got '')"]),
+    ({"monitoring_web_users": {"prometheus": HASH}, "monitoring_web_scrape_user": "prometheus",
+      "group_names": ["cluster", "monitoring"], "monitoring_grafana": False},
+     [H + "monitoring_web_scrape_password: must be set (a string of at least 1 characters; the value is not shown)"]),
+    ({"monitoring_web_users": ["prometheus"]},
+     [H + "monitoring_web_users: must map user names to bcrypt hashes (the value is not shown)"]),
+], ids=str)
+def test_bad_exposure_settings(values, expected):
+    assert errors(**values) == expected
+
+
+def test_tls_and_basic_auth_on_every_host_or_none():
+    hosts = {"master": {"monitoring_web_tls_cert": CERT, "monitoring_web_tls_key": KEY,
+                        "monitoring_web_users": {"p": HASH}, "monitoring_web_scrape_user": "p"},
+             "worker1": {}, "worker2": {"monitoring_web_users": {"p": HASH}, "monitoring_web_scrape_user": "p"}}
+    values = host_values(hosts, list(hosts), list(DEFAULTS) + ["group_names"], DEFAULTS)
+    assert monitoring_errors(values, list(hosts)) == [
+        "monitoring_web_tls_cert: TLS must be on every host or on none (on: master; off: worker1, worker2)",
+        "monitoring_web_users: basic auth must be on every host or on none (on: master, worker2; off: worker1)"]
+
+
+def test_targets_at_the_listen_addresses():
+    # master (the monitoring host) listens on its own address (its defaults, templated there); worker1 on
+    # its base_os address on the management network; worker2's inventory sets one; cpu1 knows none.
+    defaults = dict(DEFAULTS, monitoring_listen_address="10.1.0.10", monitoring_network="management")
+    hostvars = {"master": {"base_os_addresses": {"management": "10.1.0.10"}},
+                "worker1": {"base_os_addresses": {"management": "10.1.0.11", "compute": "10.2.0.11"}},
+                "worker2": {"monitoring_listen_address": "fd00::12"},
+                "cpu1": {}}
+    configs = scrape_configs(per_host(hostvars, GROUPS["all"], defaults), hostvars, dict(GROUPS, gpucluster_gpu_nodes=["worker1"]),
+                             "master")
+    found = {job["job_name"]: job for job in configs}
+    assert targets(found["prometheus"]) == [("10.1.0.10:9090", "master")]
+    assert targets(found["alertmanager"]) == [("10.1.0.10:9093", "master")]
+    assert targets(found["node"]) == [("cpu1:9100", "cpu1"), ("10.1.0.10:9100", "master"), ("10.1.0.11:9100", "worker1"),
+                                      ("[fd00::12]:9100", "worker2")]
+    assert targets(found["dcgm"]) == [("10.1.0.11:9400", "worker1")]
+    assert all(set(job) == {"job_name", "static_configs"} for job in found.values())
+
+
+def test_a_host_on_another_network():
+    hostvars = {"worker1": {"base_os_addresses": {"management": "10.1.0.11", "compute": "10.2.0.11"},
+                            "monitoring_network": "compute"}}
+    found = jobs(hostvars)
+    assert ("10.2.0.11:9100", "worker1") in targets(found["node"])
+
+
+@pytest.mark.parametrize("web, expected", [
+    ({"monitoring_web_tls_cert": CERT, "monitoring_web_tls_ca": CERT},
+     {"scheme": "https", "tls_config": {"ca_file": "/etc/gpucluster/web/ca.crt"}}),
+    ({"monitoring_web_tls_cert": CERT}, {"scheme": "https", "tls_config": {}}),
+    ({"monitoring_web_users": {"prometheus": HASH}, "monitoring_web_scrape_user": "prometheus"},
+     {"basic_auth": {"username": "prometheus", "password_file": "/etc/gpucluster/web/scrape.password"}}),
+], ids=str)
+def test_scrape_jobs_follow_the_web_configuration(web, expected):
+    paths = {"ca_file": "/etc/gpucluster/web/ca.crt", "password_file": "/etc/gpucluster/web/scrape.password"}
+    extra = {"job_name": "ipmi", "static_configs": [{"targets": ["bmc:9290"]}]}
+    hostvars = {"master": dict(web, monitoring_prometheus_extra_scrape_configs=[extra])}
+    found = scrape_configs(per_host(hostvars, GROUPS["all"], DEFAULTS), hostvars, GROUPS, "master", paths)
+    for job in found[:-1]:
+        assert {k: v for k, v in job.items() if k not in ("job_name", "static_configs")} == expected
+    # The site's own jobs stay as it wrote them.
+    assert found[-1] == extra
+
+
+def test_alertmanager_peers_at_their_listen_addresses():
+    hostvars = {"master": {}, "mon2": {"base_os_addresses": {"management": "10.1.0.2"}}, "mon3": {}}
+    values = per_host(hostvars, list(hostvars), DEFAULTS)
+    assert alertmanager_peers(values, {"monitoring": list(hostvars)}, "master", hostvars) == ["10.1.0.2:9094", "mon3:9094"]
+
+
+@pytest.mark.parametrize("listen, web, expected", [
+    ("10.1.0.10", "",
+     {"node_exporter": ["--web.listen-address=10.1.0.10:9100",
+                        "--collector.textfile.directory=/var/lib/prometheus/node-exporter"],
+      "prometheus": ["--config.file=/etc/prometheus/prometheus.yml", "--web.listen-address=10.1.0.10:9090",
+                     "--storage.tsdb.path=/var/lib/prometheus/metrics2", "--storage.tsdb.retention.time=30d"],
+      "alertmanager": ["--config.file=/etc/prometheus/alertmanager.yml", "--storage.path=/var/lib/prometheus/alertmanager",
+                       "--web.listen-address=10.1.0.10:9093", "--cluster.listen-address=10.1.0.10:9094",
+                       "--cluster.peer=mon2:9094"]}),
+    ("fd00::10", "/etc/gpucluster/web/web-config.yml",
+     {"node_exporter": ["--web.listen-address=[fd00::10]:9100",
+                        "--collector.textfile.directory=/var/lib/prometheus/node-exporter",
+                        "--web.config.file=/etc/gpucluster/web/web-config.yml"],
+      "prometheus": ["--config.file=/etc/prometheus/prometheus.yml", "--web.listen-address=[fd00::10]:9090",
+                     "--storage.tsdb.path=/var/lib/prometheus/metrics2", "--storage.tsdb.retention.time=30d",
+                     "--web.config.file=/etc/gpucluster/web/web-config.yml"],
+      "alertmanager": ["--config.file=/etc/prometheus/alertmanager.yml", "--storage.path=/var/lib/prometheus/alertmanager",
+                       "--web.listen-address=[fd00::10]:9093", "--web.config.file=/etc/gpucluster/web/web-config.yml",
+                       "--cluster.listen-address=[fd00::10]:9094", "--cluster.peer=mon2:9094"]}),
+], ids=str)
+def test_flags_bind_to_the_listen_address_and_name_the_web_configuration(listen, web, expected):
+    entries = plan_input(node_exporter=True, server=True, peers=["mon2:9094"])
+    entries.update(listen_address=listen, web_config=web)
+    assert service_flags(entries) == expected

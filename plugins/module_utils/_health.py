@@ -599,7 +599,8 @@ def _check_disk_space(res, observed, expected):
     low = [p for p in present if usage[p][0] and (free_pct[p] < percent or usage[p][1] < least)]
     floor = "%g%%%s" % (percent, " and %s" % _size(least) if least else "")
     described = ["%s %.1f%% (%s)" % (p, free_pct[p], _size(usage[p][1])) for p in present]
-    measured = dict((p, round(free_pct[p], 1)) for p in present)
+    # The least free share of the paths (the results document takes a number; the message names each path).
+    measured = round(min(free_pct.values()), 1) if free_pct else None
     tail = "; not present: %s" % ", ".join(absent) if absent else ""
     if low:
         message = "low free space: %s free, at least %s expected" % (

@@ -269,7 +269,7 @@ def test_time_sync_and_disk_space_pass_under_slurm(tmp_path):
     assert disk_space["status"] == "pass"
     assert disk_space["message"].startswith("free space: %s " % tmp_path)
     assert disk_space["message"].endswith("; not present: %s" % (tmp_path / "absent"))
-    assert list(disk_space["measured"]) == [str(tmp_path)]
+    assert isinstance(disk_space["measured"], float)  # the least free share of the paths, in %
     assert (document["verdict"], document["action"]) == ("warn", "none")  # xid: no kernel log tool here
 
 

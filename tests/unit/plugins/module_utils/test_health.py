@@ -1539,22 +1539,22 @@ def test_disk_usage_reads_statvfs(tmp_path):
 
 @pytest.mark.parametrize("table, want, status, measured, message", [
     ({"/var": (100 * GIB, 30 * GIB), "/tmp": (100 * GIB, 30 * GIB), "/var/lib/slurm": (100 * GIB, 30 * GIB)}, None,
-     "pass", {"/var": 30.0, "/tmp": 30.0, "/var/lib/slurm": 30.0},
+     "pass", 30.0,
      "free space: /var 30.0% (30.0 GiB), /tmp 30.0% (30.0 GiB), /var/lib/slurm 30.0% (30.0 GiB)"),
     # Slurm's spool not there (not a Slurm node): left out, and said
-    ({"/var": (100 * GIB, 30 * GIB), "/tmp": (2 * GIB, GIB // 2)}, None, "pass", {"/var": 30.0, "/tmp": 25.0},
+    ({"/var": (100 * GIB, 30 * GIB), "/tmp": (2 * GIB, GIB // 2)}, None, "pass", 25.0,
      "free space: /var 30.0% (30.0 GiB), /tmp 25.0% (512 MiB); not present: /var/lib/slurm"),
     # a full /var fails
-    ({"/var": (100 * GIB, GIB), "/tmp": (100 * GIB, GIB)}, None, "fail", {"/var": 1.0, "/tmp": 1.0},
+    ({"/var": (100 * GIB, GIB), "/tmp": (100 * GIB, GIB)}, None, "fail", 1.0,
      "low free space: /var 1.0% (1.0 GiB of 100.0 GiB), /tmp 1.0% (1.0 GiB of 100.0 GiB) free, at least 5% expected; "
      "not present: /var/lib/slurm"),
-    ({"/var": (100 * GIB, 0)}, None, "fail", {"/var": 0.0},
+    ({"/var": (100 * GIB, 0)}, None, "fail", 0.0,
      "low free space: /var 0.0% (0 MiB of 100.0 GiB) free, at least 5% expected; not present: /tmp, /var/lib/slurm"),
     # the bytes minimum: 10 % of a small /tmp is too little
-    ({"/tmp": (4 * GIB, 400 * 2 ** 20)}, dict(DISK, paths=["/tmp"], min_free_bytes=GIB), "fail", {"/tmp": 9.8},
+    ({"/tmp": (4 * GIB, 400 * 2 ** 20)}, dict(DISK, paths=["/tmp"], min_free_bytes=GIB), "fail", 9.8,
      "low free space: /tmp 9.8% (400 MiB of 4.0 GiB) free, at least 5% and 1.0 GiB expected"),
     # just at the minimum: enough
-    ({"/var": (100 * GIB, 5 * GIB)}, dict(DISK, paths=["/var"]), "pass", {"/var": 5.0}, "free space: /var 5.0% (5.0 GiB)"),
+    ({"/var": (100 * GIB, 5 * GIB)}, dict(DISK, paths=["/var"]), "pass", 5.0, "free space: /var 5.0% (5.0 GiB)"),
 ], ids=["enough", "spool-absent", "full", "empty", "bytes", "at-minimum"])
 def test_disk_space(table, want, status, measured, message):
     result = disk_result(table, want)

@@ -538,10 +538,11 @@ def kube_healthcheck(tmp_path: Path, nodes: str, nvidia_smi: str | None, gpus: i
     """Run the installed program under env -i with --kubernetes --json; (its JSON, kubectl's calls)."""
     program = install(tmp_path)
     vendor = tmp_path / "vendor" / "bin"
-    vendor.mkdir(parents=True)
+    vendor.mkdir(parents=True, exist_ok=True)
     missing = tmp_path / "missing"
     tools = {name: str(missing / name) for name in ("systemctl", "journalctl", "dmesg", "timeout", "stat", "scontrol")}
     log = tmp_path / "kubectl.log"
+    log.unlink(missing_ok=True)
     (tmp_path / "nodes.json").write_text(nodes, encoding="utf-8")
     kubectl = vendor / "kubectl"
     kubectl.write_text(KUBECTL % {"log": log, "nodes": tmp_path / "nodes.json", "rc": rc}, encoding="utf-8")
@@ -555,7 +556,8 @@ def kube_healthcheck(tmp_path: Path, nodes: str, nvidia_smi: str | None, gpus: i
     config = {"expected": {"gpu_count": {"value": gpus, "source": "inventory"}},
               "reason_prefix": "gpucluster-validation:", "drain_budget": {"fraction": 0.1, "min_nodes": 2},
               "kubernetes": {"node": "gpu01", "kubeconfig": KUBELET, "read_kubeconfig": READER, "mark": MARK},
-              "settings": {"nvidia_smi": "nvidia-smi", "tools": tools}}
+              "settings": {"nvidia_smi": "nvidia-smi", "tools": tools},
+              "state_file": str(tmp_path / "state.json"), "metrics": {"dir": ""}}
     (tmp_path / "healthcheck.json").write_text(json.dumps(config), encoding="utf-8")
     # --node names another host: the config's Kubernetes node name wins.
     proc = subprocess.run(["/usr/bin/env", "-i", shutil.which("python3") or "/usr/bin/python3", str(program),
@@ -632,3 +634,17 @@ def test_own_drain_for_a_check_the_program_does_not_run_is_kept(tmp_path):
     assert check(document, "gpu_count")["status"] == "pass"
     assert (document["verdict"], document["action"]) == ("warn", "kept drained (not judged: ib_bw)")
     assert calls == ["show node gpu01"]
+
+
+def test_kubernetes_transient_reading_cordons_once_confirmed(tmp_path):
+    # GPU 0's PCIe link read at x4 of x16 (the real H100 capture, that one field changed): the timer's
+    # first run does not cordon (unconfirmed), the second in a row does, as in Slurm.
+    narrow = "#!/bin/sh\nexec /bin/sed 's/<current_link_width>16x</<current_link_width>4x</' %s\n" % H100
+    nodes = kube_cluster(kube_node("gpu01"), idle=3)
+    first, calls = kube_healthcheck(tmp_path, nodes, narrow, gpus=1)
+    assert check(first, "pcie_link")["status"] == "fail"
+    assert (first["verdict"], first["action"]) == ("fail", "unconfirmed (pcie_link 1/2)")
+    assert calls == [GET]
+    second, calls = kube_healthcheck(tmp_path, nodes, narrow, gpus=1)
+    assert (second["verdict"], second["action"]) == ("fail", "cordoned")
+    assert calls[1].startswith(PATCH) and "gpucluster-validation: pcie_link" in calls[1]

@@ -297,22 +297,30 @@ def write_metrics(config, checks, action, started):
             pass
         return "metrics not written: %s: %s" % (path, exc.strerror)
     return None
-def kubernetes_action(checks, kube, prefix, budget=None):
+def kubernetes_action(checks, kube, prefix, budget=None, history=None):
     """Cordon this node (``kube``: the config's kubernetes: node, kubeconfig, read_kubeconfig, mark)
     on a failed check within the drain budget, uncordon this program's own cordon once every check it
-    names passed again (kubernetes_decision); nothing when the nodes cannot be read (fail safe)."""
+    names passed again (kubernetes_decision); nothing when the nodes cannot be read (fail safe). With
+    ``history`` (a History), a transient reading cordons once confirmed, as in Slurm (a cordon for
+    flapping is Slurm's only, for now)."""
     budget = budget or {}
     node = kube.get("node") or ""
     mark = kube.get("mark") or CORDON_MARK
     reader = kube.get("read_kubeconfig") or kube.get("kubeconfig")
-    rc, out, err = run(["kubectl", "--kubeconfig", reader, "get", "nodes", "--output=json"] if reader
+    rc, out, err = act(["kubectl", "--kubeconfig", reader, "get", "nodes", "--output=json"] if reader
                        else ["kubectl", "get", "nodes", "--output=json"])
     try:
         if rc != 0:
             raise HealthError(tool_error("kubectl", rc, out, err))
         nodes = kubectl_nodes(out, mark)
     except HealthError as exc:
+        if history:
+            history.advance(checks, None)
         return "no action: the nodes could not be read to keep the drain budget (tooling): %s" % exc
+    confirmation = history.advance(checks, []) if history else None
+    if (confirmation and verdict(checks) == "fail" and not confirmation["confirmed"]
+            and not (nodes.get(node) or {}).get("unschedulable")):
+        return unconfirmed_action(confirmation)
     decision = kubernetes_decision(node, nodes, checks, prefix, float(budget.get("fraction", DRAIN_BUDGET_FRACTION)),
                                    int(budget.get("min_nodes", DRAIN_BUDGET_MIN_NODES)))
     action = decision["action"]
@@ -323,7 +331,7 @@ def kubernetes_action(checks, kube, prefix, budget=None):
     if patch is None:
         return action
     writer = kube.get("kubeconfig")
-    rc, out, err = run(["kubectl"] + (["--kubeconfig", writer] if writer else [])
+    rc, out, err = act(["kubectl"] + (["--kubeconfig", writer] if writer else [])
                        + ["patch", "node", node, "--type=merge", "--patch=" + json.dumps(patch, sort_keys=True)])
     if rc != 0:
         action = "not %s: %s" % (action, tool_error("kubectl", rc, out, err))
@@ -351,18 +359,19 @@ def main():
     checks = evaluate(observed, expected)
     status = verdict(checks)
     tooling = tooling_faults(checks)
-    # Only the --slurm runs keep and read the history: a person's run never counts towards a drain.
-    history = History(config, args.node) if args.slurm else None
+    # Only the --slurm and --kubernetes runs keep and read the history: a person's run never counts
+    # towards a drain.
+    history = History(config, args.node) if args.slurm or args.kubernetes else None
     action = slurm_action(args.node, checks, config.get("reason_prefix") or "gpucluster-validation:",
                           config.get("drain_budget") or {}, history) if args.slurm else None
-    if history:
-        history.save()
-    notes = history.notes if history else []
     if args.kubernetes:
         kube = dict(config.get("kubernetes") or {})
         kube.setdefault("node", args.node)
         action = kubernetes_action(checks, kube, config.get("reason_prefix") or "gpucluster-validation:",
-                                   config.get("drain_budget") or {})
+                                   config.get("drain_budget") or {}, history)
+    if history:
+        history.save()
+    notes = history.notes if history else []
     if args.json:
         json.dump({"node": args.node, "verdict": status, "checks": checks, "tooling": tooling, "action": action,
                    "history": history.decision if history else None, "notes": notes}, sys.stdout, indent=1)

@@ -992,8 +992,8 @@ def budget_split(total, ours, wanted, fraction, min_nodes, prefix, verb="drained
 
 STATUSES = ("pass", "warn", "fail", "skip")
 # What the health check program did about its node, as the label of gpucluster_health_action:
-# drained; held (the drain budget was spent); not_drained (a check failed, and the nodes could not
-# be read to keep the budget); unconfirmed (a transient reading failed, not yet in enough runs in a
+# drained; held (the drain budget was spent); not_drained (the nodes could not be read to keep the
+# budget, or the scheduler refused the drain or cordon); unconfirmed (a transient reading failed, not yet in enough runs in a
 # row to drain); resumed; kept (its own drain kept: a check it names could not be judged, or a
 # drain for flapping); none; unknown (scontrol did not answer about the node); other (words this list lacks).
 ACTIONS = ("drained", "held", "not_drained", "unconfirmed", "resumed", "kept", "none", "unknown", "other")
@@ -1010,7 +1010,8 @@ def action_kind(action):
     """The ACTIONS word for the program's action (``held (drain budget spent: ...)`` -> ``held``)."""
     text = action or "none"
     for prefix, kind in (("drained", "drained"), ("cordoned", "drained"), ("held (drain budget", "held"),
-                         ("not drained", "not_drained"), ("unconfirmed", "unconfirmed"), ("resumed", "resumed"),
+                         ("not drained", "not_drained"), ("not cordoned", "not_drained"), ("no action", "not_drained"),
+                         ("unconfirmed", "unconfirmed"), ("resumed", "resumed"),
                          ("uncordoned", "resumed"), ("kept", "kept"), ("none", "none"),
                          ("scontrol did not answer", "unknown")):
         if text.startswith(prefix):
@@ -1063,7 +1064,8 @@ def health_metrics(checks, action, now, duration=None, interval=None):
     metric("gpucluster_health_action", "What the health check did about the node: 1 for its action.",
            [(labels(action=word), int(kind == word)) for word in ACTIONS])
     metric("gpucluster_health_drain_held", "1 when a check failed but the node was not drained: the drain budget was "
-           "spent, or the nodes could not be read to keep it.", [("", int(kind in ("held", "not_drained")))])
+           "spent, the nodes could not be read to keep it, or the scheduler refused or did not answer.",
+           [("", int(status == "fail" and kind in ("held", "not_drained", "unknown")))])
     metric("gpucluster_health_interval_seconds", "Seconds between the health check's runs.",
            [("", interval if interval else HEALTHCHECK_INTERVAL)])
     if duration is not None:
@@ -1071,6 +1073,9 @@ def health_metrics(checks, action, now, duration=None, interval=None):
     metric("gpucluster_health_last_run_timestamp_seconds", "When the last run ended (seconds since the epoch).",
            [("", round(now, 3))])
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
 # History across runs: confirmation of transient readings, flapping (the node's health check program)
 # ---------------------------------------------------------------------------
 
@@ -1263,6 +1268,9 @@ def unconfirmed_action(decision):
     """What a run with only unconfirmed failures does: ``unconfirmed (pcie_link 1/2)``."""
     return "unconfirmed (%s)" % ", ".join("%s %d/%d" % (name, runs, decision["confirm_runs"])
                                           for name, runs in decision["unconfirmed"])
+
+
+# ---------------------------------------------------------------------------
 # Kubernetes: the node's own cordon (the health check program's --kubernetes mode)
 # ---------------------------------------------------------------------------
 

@@ -26,7 +26,8 @@ H100 = ROOT / "tests" / "unit" / "fixtures" / "h100-80gb-hbm3-driver580" / "nvid
 SCONTROL = """#!/bin/sh
 echo "$*" >> "%(log)s"
 [ "$1 $2 $3" = "show node " ] && { cat "%(cluster)s"; exit %(cluster_rc)s; }
-[ "$1" = show ] && cat "%(node)s"
+[ "$1" = show ] && { cat "%(node)s"; exit 0; }
+[ -e "%(refuse)s" ] && { echo "slurm_update error: Invalid node state specified" >&2; exit 1; }
 exit 0
 """
 IDLE = "NodeName=gpu01 Arch=x86_64\n   State=IDLE ThreadsPerCore=1\n   Reason=\n"
@@ -84,7 +85,7 @@ def healthcheck(tmp_path: Path, node_state: str, nvidia_smi: str | None, gpus: i
     (tmp_path / "cluster.txt").write_text(node_state if listing is None else listing, encoding="utf-8")
     scontrol = vendor / "scontrol"
     scontrol.write_text(SCONTROL % {"log": log, "node": tmp_path / "node.txt", "cluster": tmp_path / "cluster.txt",
-                                    "cluster_rc": listing_rc}, encoding="utf-8")
+                                    "cluster_rc": listing_rc, "refuse": tmp_path / "refuse-updates"}, encoding="utf-8")
     scontrol.chmod(0o755)
     tools["scontrol"] = str(scontrol)
     tools["nvidia-smi"] = str(missing / "nvidia-smi")
@@ -344,6 +345,8 @@ def test_metrics_folder_missing_is_noted_not_failed(tmp_path):
 def test_metrics_off(tmp_path):
     healthcheck(tmp_path, IDLE, FAULTY, gpus=8, metrics={"dir": ""})
     assert (tmp_path / "stderr.txt").read_text(encoding="utf-8") == ""
+
+
 # --- History across runs (issue 32 item 4): confirmation of transient readings, flapping ---------
 NARROW = H100.read_text(encoding="utf-8").replace("<current_link_width>16x</current_link_width>",
                                                   "<current_link_width>8x</current_link_width>", 1)
@@ -506,6 +509,8 @@ def test_own_drain_turns_into_a_flapping_drain(tmp_path):
         ("fail", "drained", [DRAIN_GPUS]), ("fail", "none", []),
         ("fail", "drained (flapping: pcie_link)", [FLAP_PCIE]), ("warn", "kept drained (flapping: pcie_link)", []),
     ]
+
+
 # --- Kubernetes (--kubernetes, run by the systemd timer on Kubernetes nodes without Slurm) ---------
 # kubectl is a stand-in that answers `get nodes` from a file (with an exit code) and logs every call.
 KUBECTL = """#!/bin/sh
@@ -648,3 +653,23 @@ def test_kubernetes_transient_reading_cordons_once_confirmed(tmp_path):
     second, calls = kube_healthcheck(tmp_path, nodes, narrow, gpus=1)
     assert (second["verdict"], second["action"]) == ("fail", "cordoned")
     assert calls[1].startswith(PATCH) and "gpucluster-validation: pcie_link" in calls[1]
+
+
+def test_a_drain_slurm_refuses_is_said_so(tmp_path):
+    # scontrol update answers an error: the program says the node was not drained (a held drain for the
+    # metrics and the alert), never "drained"
+    (tmp_path / "refuse-updates").write_text("", encoding="utf-8")
+    document, calls = healthcheck(tmp_path, IDLE, FAULTY, gpus=8)
+    assert (document["verdict"], document["action"]) == (
+        "fail", "not drained: scontrol rc=1: slurm_update error: Invalid node state specified")
+    assert calls[-1] == "update nodename=gpu01 state=drain reason=gpucluster-validation: gpu_count"
+    assert metrics(tmp_path)["gpucluster_health_drain_held"] == 1
+
+
+def test_slurmd_names_the_node(tmp_path):
+    # slurmd runs its HealthCheckProgram with SLURMD_NODENAME (NodeName may differ from the host name)
+    program = install(tmp_path)
+    proc = subprocess.run(["/usr/bin/env", "-i", "SLURMD_NODENAME=gpu-a17", shutil.which("python3") or "/usr/bin/python3",
+                           str(program), "--config", str(tmp_path / "none.json"), "--json"],
+                          capture_output=True, text=True, timeout=120, env={}, check=False)
+    assert json.loads(proc.stdout)["node"] == "gpu-a17"

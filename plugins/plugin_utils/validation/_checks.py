@@ -202,7 +202,11 @@ def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str
             continue
         ours = (node.get("reason") or "").startswith(prefix)
         is_drained = drained(node)
-        if verdict == "fail":
+        if is_drained and ours and flapping_drain(node.get("reason") or "", prefix):
+            # gpucluster-healthcheck drained it for flapping: kept, failing or passing (a new reason would
+            # make it an ordinary drain the program lifts at its next pass); the quarantine retests it
+            out[host] = {"kind": KEPT_FLAPPING, "reason": node.get("reason")}
+        elif verdict == "fail":
             reason = "%s %s" % (prefix, ",".join(failing.get(host) or ["unknown"]))
             if is_drained and not ours:
                 out[host] = {"kind": "kept drained (admin)", "reason": node.get("reason")}
@@ -212,9 +216,6 @@ def node_actions(verdicts: Mapping[str, str], failing: Mapping[str, Sequence[str
                 out[host] = {"kind": "would drain (report only)", "reason": reason}
             else:
                 out[host] = {"kind": "drained", "reason": reason}
-        elif is_drained and ours and flapping_drain(node.get("reason") or "", prefix):
-            # gpucluster-healthcheck drained it for flapping: one passing run proves nothing (the quarantine's retest does)
-            out[host] = {"kind": KEPT_FLAPPING, "reason": node.get("reason")}
         elif is_drained and ours and not_judged((checks or {}).get(host) or [], node.get("reason"), prefix):
             out[host] = {"kind": "kept drained (not judged)", "reason": node.get("reason")}
         elif is_drained and ours:

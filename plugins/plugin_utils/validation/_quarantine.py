@@ -270,7 +270,7 @@ def verdict(doc: Mapping[str, Any], extra: Mapping[str, Sequence[Mapping[str, An
     for host in sorted(candidates["retest"], key=natural_key):
         node = nodes.get(host)
         checks = None
-        if node is not None:
+        if node is not None and host in extra:
             added = [dict(c) for c in extra.get(host) or []]
             for check in added:
                 counts[check["status"]] = counts.get(check["status"], 0) + 1

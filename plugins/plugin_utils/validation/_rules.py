@@ -215,12 +215,12 @@ def _healthcheck_timer(errors: Errors, play: Mapping[str, Any]) -> None:
     delay = play.get("validation_healthcheck_timer_random_delay", 30)
     timeout = play.get("validation_healthcheck_timer_timeout", 45)
     errors.check("validation_healthcheck_timer_random_delay", int_range(delay, 0, 86400))
-    errors.check("validation_healthcheck_timer_timeout", int_range(timeout, 5, 86400))
+    errors.check("validation_healthcheck_timer_timeout", int_range(timeout, 25, 86400))
     if int_range(interval, 10, 86400) is None:
         if int_range(delay, 0, 86400) is None and delay > interval:
             errors.add("validation_healthcheck_timer_random_delay", "must be at most validation_healthcheck_timer_interval "
                        "(%d) (got %d)" % (interval, delay))
-        if int_range(timeout, 5, 86400) is None and timeout >= interval:
+        if int_range(timeout, 25, 86400) is None and timeout >= interval:
             errors.add("validation_healthcheck_timer_timeout", "must be less than validation_healthcheck_timer_interval "
                        "(%d): a run ends before the next is due (got %d)" % (interval, timeout))
 
@@ -233,10 +233,13 @@ def validation_errors(per_host: Mapping[str, Mapping[str, Any]], play: Mapping[s
         errors.add("validation_checks", "must be a non-empty list of %s (got %r)" % (", ".join(CHECK_FAMILIES), checks))
     if play.get("validation_policy") not in POLICIES:
         errors.add("validation_policy", "must be one of %s (got %r)" % (", ".join(POLICIES), play.get("validation_policy")))
-    prefix = play.get("validation_reason_prefix")
-    if not isinstance(prefix, str) or not prefix.strip() or one_line(prefix) or re.search(r"[\"'\\]", prefix):
-        errors.add("validation_reason_prefix", "must be one line of text without quotes or backslashes, "
-                   "as Slurm keeps it in the node's reason (got %r)" % (prefix,))
+    for var in ("validation_reason_prefix", "validation_healthcheck_reason_prefix"):
+        prefix = play.get(var, "" if var == "validation_healthcheck_reason_prefix" else None)
+        if var == "validation_healthcheck_reason_prefix" and prefix == "":
+            continue
+        if not isinstance(prefix, str) or not prefix.strip() or one_line(prefix) or re.search(r"[\"'\\]", prefix):
+            errors.add(var, "must be one line of text without quotes or backslashes, "
+                       "as Slurm keeps it in the node's reason (got %r)" % (prefix,))
     errors.check("validation_results_dir", abs_path(play.get("validation_results_dir")))
     errors.check("validation_kubeconfig", abs_path(play.get("validation_kubeconfig", "/etc/kubernetes/admin.conf")))
     for var, default in (("validation_slurm_controller_group", "slurm_controller"),

@@ -20,7 +20,7 @@ metrics.dir, default /var/lib/prometheus/node-exporter, file gpucluster_health.p
 atomically): every check's status, the tooling faults, the verdict, the action (a drain the budget
 held included), the run's time and the interval; the monitoring role's alerts read them. Without
 that folder (no node exporter on the node) it says so on stderr and goes on.
-With --slurm it keeps this node's verdicts of the last runs in the config's state_file (default
+With --slurm or --kubernetes it keeps this node's verdicts of the last runs in the config's state_file (default
 /var/lib/gpucluster/healthcheck-state.json: one line of JSON, written to a temporary file and
 renamed over it). A failure of a reading that can be transient (pcie_link, clock_events,
 hca_ports: _health.TRANSIENT_CHECKS) drains only once it failed in confirm_runs consecutive runs
@@ -31,14 +31,16 @@ flapping.window runs (default 10) hold flapping.threshold (default 3) separate s
 drain budget, and this program never resumes that drain: an admin or the quarantine loop does,
 and once it is lifted the node's history starts afresh. A state file that cannot be read, is not
 this node's history or cannot be written is a note (output, syslog): the run goes on as a first
-run and never drains for it. Without --slurm (a person running it) the history is neither read
+run and never drains for it. Without either (a person running it) the history is neither read
 nor written, so a manual run never counts towards a drain. With --json the run's decision is
 under "history" ({confirmed, unconfirmed, flapping, confirm_runs}) and the notes under "notes".
 Installed by gpucluster.core's validation role with its expectations in the config file and
 the absolute paths of its tools (settings.tools, found on the node at install time); it also
 searches a fixed PATH after its own, so it runs in Slurm's empty environment.
 It finishes inside Slurm's 60 s: its checks' tools get 40 s in all (settings.checks_deadline
-lowers it), each at most 20; a tool the time left does not allow is not run, a tooling fault.
+lowers it: the Kubernetes timer's unit stops it sooner), each at most 20; a tool the time left does
+not allow is not run, a tooling fault; the Slurm or Kubernetes reads and updates get 15 s more.
+A drain or resume Slurm refuses is said so ("not drained: scontrol rc=1: ..."), never reported done.
 With --kubernetes (a systemd timer runs it on Kubernetes nodes without Slurm) it does the same
 with a cordon: the node (the config's kubernetes.node) is cordoned and annotated with the reason
 (kubernetes.mark: gpucluster.core/validation-cordon), within the same drain budget counted over
@@ -105,7 +107,7 @@ TIMEOUT = 20
 CHECKS_DEADLINE = 40  # the config's settings.checks_deadline, when set, is used instead (at most 40)
 ACTIONS_DEADLINE = 55
 STARTED = time.monotonic()
-LIMITS = {"checks": CHECKS_DEADLINE}
+LIMITS = {"checks": CHECKS_DEADLINE, "actions": ACTIONS_DEADLINE}
 TOOLS = {}  # name -> absolute path, from the config's settings.tools (main sets it)
 
 
@@ -130,7 +132,13 @@ def run(argv, deadline=None):
 
 def act(argv):
     """``run`` for the Slurm reads and updates, with the time kept for them."""
-    return run(argv, ACTIONS_DEADLINE)
+    return run(argv, LIMITS["actions"])
+
+
+def update(node, *settings):
+    """``scontrol update nodename=<node> <settings>``; None when Slurm took it, else why not."""
+    rc, out, err = act(["scontrol", "update", "nodename=" + node] + list(settings))
+    return tool_error("scontrol", rc, out, err) if rc != 0 else None
 
 
 def read(path):
@@ -248,8 +256,8 @@ def slurm_action(node, checks, prefix, budget=None, history=None):
             syslog.syslog(syslog.LOG_WARNING, "gpucluster-healthcheck: %s flapping (%s), %s" % (
                 node, ",".join(decision["flapping"]), held))
             return held
-        act(["scontrol", "update", "nodename=" + node, "state=drain", "reason=" + flapping_reason(prefix, decision["flapping"])])
-        return "drained (flapping: %s)" % ",".join(decision["flapping"])
+        refused = update(node, "state=drain", "reason=" + flapping_reason(prefix, decision["flapping"]))
+        return "not drained: %s" % refused if refused else "drained (flapping: %s)" % ",".join(decision["flapping"])
     if status == "fail" and not drained and not decision["confirmed"]:
         return unconfirmed_action(decision)
     if status == "fail" and not drained:
@@ -258,16 +266,16 @@ def slurm_action(node, checks, prefix, budget=None, history=None):
         if held:
             syslog.syslog(syslog.LOG_WARNING, "gpucluster-healthcheck: %s failed (%s), %s" % (node, ",".join(failed), held))
             return held
-        act(["scontrol", "update", "nodename=" + node, "state=drain", "reason=%s %s" % (prefix, ",".join(failed))])
-        return "drained"
+        refused = update(node, "state=drain", "reason=%s %s" % (prefix, ",".join(failed)))
+        return "not drained: %s" % refused if refused else "drained"
     if flapping:
         return "kept drained (flapping: %s)" % ",".join(flapping) if status != "fail" else "none"
     blind = unjudged(checks, reason_checks(reason, prefix), absent=True)
     if status != "fail" and drained and blind:
         return "kept drained (not judged: %s)" % ",".join(blind)
     if status != "fail" and drained and ours:
-        act(["scontrol", "update", "nodename=" + node, "state=resume"])
-        return "resumed"
+        refused = update(node, "state=resume")
+        return "not resumed: %s" % refused if refused else "resumed"
     return "none"
 
 
@@ -297,6 +305,8 @@ def write_metrics(config, checks, action, started):
             pass
         return "metrics not written: %s: %s" % (path, exc.strerror)
     return None
+
+
 def kubernetes_action(checks, kube, prefix, budget=None, history=None):
     """Cordon this node (``kube``: the config's kubernetes: node, kubeconfig, read_kubeconfig, mark)
     on a failed check within the drain budget, uncordon this program's own cordon once every check it
@@ -347,7 +357,8 @@ def main():
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--slurm", action="store_true")
     mode.add_argument("--kubernetes", action="store_true")
-    parser.add_argument("--node", default=socket.gethostname().split(".")[0])
+    # slurmd gives its HealthCheckProgram the node's Slurm name (NodeName may differ from the host name)
+    parser.add_argument("--node", default=os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0])
     args = parser.parse_args()
     started = time.time()
     config = json.loads(read(args.config) or "{}")
@@ -355,6 +366,7 @@ def main():
     settings = config.get("settings") or {}
     TOOLS.update(settings.get("tools") or {})
     LIMITS["checks"] = min(CHECKS_DEADLINE, float(settings.get("checks_deadline") or CHECKS_DEADLINE))
+    LIMITS["actions"] = LIMITS["checks"] + (ACTIONS_DEADLINE - CHECKS_DEADLINE)
     observed = collect(run, read, settings, expected)
     checks = evaluate(observed, expected)
     status = verdict(checks)

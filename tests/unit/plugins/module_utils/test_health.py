@@ -1698,7 +1698,7 @@ def test_health_metrics_whole_text():
         'gpucluster_health_action{action="unknown"} 0\n'
         'gpucluster_health_action{action="other"} 0\n'
         "# HELP gpucluster_health_drain_held 1 when a check failed but the node was not drained: the drain budget "
-        "was spent, or the nodes could not be read to keep it.\n"
+        "was spent, the nodes could not be read to keep it, or the scheduler refused or did not answer.\n"
         "# TYPE gpucluster_health_drain_held gauge\n"
         "gpucluster_health_drain_held 1\n"
         "# HELP gpucluster_health_interval_seconds Seconds between the health check's runs.\n"
@@ -1713,14 +1713,24 @@ def test_health_metrics_whole_text():
     )
 
 
-@pytest.mark.parametrize("action, held, kind", [
-    ("drained", 0, "drained"),
-    ("not drained: the nodes could not be read to keep the drain budget (tooling): scontrol rc=1: no output", 1, "not_drained"),
-    ("resumed", 0, "resumed"),
-    ("none", 0, "none"),
+@pytest.mark.parametrize("status, action, held, kind", [
+    ("fail", "drained", 0, "drained"),
+    ("fail", "not drained: the nodes could not be read to keep the drain budget (tooling): scontrol rc=1: no output", 1,
+     "not_drained"),
+    ("fail", "not drained: scontrol rc=1: slurm_update error: Invalid node state specified", 1, "not_drained"),
+    ("fail", "no action: the nodes could not be read to keep the drain budget (tooling): kubectl rc=1: Forbidden", 1,
+     "not_drained"),
+    ("fail", "scontrol did not answer: no action", 1, "unknown"),
+    ("fail", "unconfirmed (pcie_link 1/2)", 0, "unconfirmed"),
+    # nothing failed: nothing was held, whatever could not be read
+    ("pass", "no action: the nodes could not be read to keep the drain budget (tooling): kubectl rc=1: Forbidden", 0,
+     "not_drained"),
+    ("pass", "scontrol did not answer: no action", 0, "unknown"),
+    ("pass", "resumed", 0, "resumed"),
+    ("pass", "none", 0, "none"),
 ])
-def test_health_metrics_action_and_held(action, held, kind):
-    text = health_metrics([{"check": "gpu_count", "status": "pass"}], action, 1.0)
+def test_health_metrics_action_and_held(status, action, held, kind):
+    text = health_metrics([{"check": "gpu_count", "status": status}], action, 1.0)
     assert metric_lines(text, "gpucluster_health_drain_held") == ["gpucluster_health_drain_held %d" % held]
     assert [line for line in metric_lines(text, "gpucluster_health_action") if line.endswith(" 1")] == [
         'gpucluster_health_action{action="%s"} 1' % kind]

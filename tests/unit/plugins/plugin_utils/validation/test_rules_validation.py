@@ -80,6 +80,7 @@ def test_names():
     ({"validation_checks": ["passive"], "validation_policy": "report"}, {}),
     ({"validation_checks": ["active"], "validation_policy": "drain-and-stop"}, {}),
     ({"validation_reason_prefix": "validation"}, {}),
+    ({"validation_healthcheck_reason_prefix": "gpucluster-validation:"}, {}),
     ({"validation_baseline_tolerance": 0, "validation_ib_bw_fraction": 1, "validation_nccl_inter_fraction": 0.05}, {}),
     ({"validation_drain_budget_fraction": 0, "validation_drain_budget_min_nodes": 0}, {}),
     ({"validation_drain_budget_fraction": 1, "validation_drain_budget_min_nodes": 100000}, {}),
@@ -158,6 +159,9 @@ def test_no_host():
     ({"validation_policy": "drain-all"},
      ["validation_policy: must be one of report, drain, drain-and-stop (got 'drain-all')"]),
     ({"validation_policy": None}, ["validation_policy: must be one of report, drain, drain-and-stop (got None)"]),
+    ({"validation_healthcheck_reason_prefix": "bad 'prefix'"},
+     ["validation_healthcheck_reason_prefix: must be one line of text without quotes or backslashes, as Slurm keeps it in "
+      "the node's reason (got \"bad 'prefix'\")"]),
     ({"validation_reason_prefix": ""},
      ["validation_reason_prefix: must be one line of text without quotes or backslashes, as Slurm keeps it in the "
       "node's reason (got '')"]),

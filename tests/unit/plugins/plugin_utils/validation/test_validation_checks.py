@@ -584,8 +584,10 @@ FLAPPING = parse_scontrol_nodes(node_text(name="adev5", state="IDLE+DRAIN",
 
 
 @pytest.mark.parametrize("policy", ["drain", "report"])
-def test_a_drain_for_flapping_is_kept_by_validate_when_the_node_passes(policy):
-    # gpucluster-healthcheck drained it for flapping: one passing run of validate.yml is what a flapping node shows
-    assert node_actions({"adev5": "pass"}, {"adev5": []}, FLAPPING, policy, PREFIX) == {
+@pytest.mark.parametrize("verdict", ["pass", "fail"])
+def test_a_drain_for_flapping_is_kept_by_validate_whatever_the_verdict(policy, verdict):
+    # gpucluster-healthcheck drained it for flapping: one passing run of validate.yml is what a flapping node
+    # shows, and a failing one must not turn the reason into an ordinary drain the program lifts at its next pass
+    assert node_actions({"adev5": verdict}, {"adev5": ["pcie_link"]}, FLAPPING, policy, PREFIX) == {
         "adev5": {"kind": "kept drained (flapping)", "reason": "gpucluster-validation: flapping pcie_link [root@2026-11-27T17:01:02]"}}
     assert resumable(["adev5"], {"adev5": {"verdict": "pass", "checks": []}}, FLAPPING, PREFIX) == []

@@ -345,7 +345,7 @@ def test_verdict_document_and_actions():
 def test_verdict_rendered():
     plan = {"retest": ["gpu1"], "reasons": {"gpu1": REASON}, "waiting": [],
             "left": [{"host": "gpu3", "reason": "admin-maintenance", "why": "drained by an admin: never touched"}]}
-    doc = verdict(_document(), {}, plan, {"gpu1": gpu_serials(SMI_FACTS)}, PREFIX, {})["document"]
+    doc = verdict(_document(), {"gpu1": []}, plan, {"gpu1": gpu_serials(SMI_FACTS)}, PREFIX, {})["document"]
     markdown = render_markdown(doc)
     assert "\n## Quarantine\n\n| Host | Decision | Slurm reason | Note | GPUs (serial numbers) | Evidence |\n" in markdown
     assert ("| gpu1 | rma | rma: gpu_count | failed the deep retest: gpu_count | GPU0 1562920006088 (00000000:3B:00.0), "
@@ -360,3 +360,13 @@ def test_verdict_rendered():
 
 def test_report_without_quarantine_is_unchanged():
     assert "Quarantine" not in render_markdown(_document())
+
+
+def test_a_node_lost_after_the_role_is_kept_never_resumed():
+    # gpu6 passed the role's checks, then its stress run took it away (unreachable: no quarantine checks for it):
+    # the retest did not finish, so it is kept in quarantine with its old reason, never put back into service
+    plan = quarantine_candidates(cluster(), PREFIX, HOSTS)
+    plan["retest"] = ["gpu6"]
+    out = FilterModule().filters()["quarantine_verdict"](_document(), {}, plan, {"gpu6": SMI_FACTS}, PREFIX, {})
+    assert [(a["host"], a["decision"]) for a in out["actions"]] == [("gpu6", "kept")]
+    assert out["document"]["quarantine"]["nodes"][0]["decision"] == "kept"

@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.gpucluster.core.plugins.module_utils._ibstat import (
@@ -1293,20 +1294,27 @@ def kubectl_nodes(text, mark):
         raise HealthError("kubectl get nodes: no items list (got %s)" % type(document).__name__)
     nodes = {}  # type: Dict[str, Dict[str, Any]]
     for index, item in enumerate(items):
-        meta = item.get("metadata") if isinstance(item, dict) else None
-        name = meta.get("name") if isinstance(meta, dict) else None
-        if not isinstance(name, str) or not name:
-            raise HealthError("kubectl get nodes: item %d has no metadata.name" % index)
-        spec = item.get("spec")
-        unschedulable = spec.get("unschedulable", False) if isinstance(spec, dict) else False
-        if not isinstance(unschedulable, bool):
-            raise HealthError("kubectl get nodes: node %s: spec.unschedulable is not true or false (got %r)"
-                              % (name, unschedulable))
-        annotations = meta.get("annotations")
-        value = annotations.get(mark) if isinstance(annotations, dict) else None
-        nodes[name] = {"unschedulable": unschedulable, "mark": value if isinstance(value, str) else None,
-                       "resource_version": meta.get("resourceVersion")}
+        name, unschedulable, value, meta = kubectl_node(item, index, mark)
+        nodes[name] = {"unschedulable": unschedulable, "mark": value, "resource_version": meta.get("resourceVersion")}
     return nodes
+
+
+def kubectl_node(item, index, mark):
+    # type: (Any, int, str) -> Tuple[str, bool, Optional[str], Dict[str, Any]]
+    """One item of a Kubernetes node list: (name, spec.unschedulable, the ``mark`` annotation's value
+    or None, its metadata). Raises HealthError naming the item or node when it is not a node."""
+    meta = item.get("metadata") if isinstance(item, Mapping) else None
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise HealthError("kubectl get nodes: item %d has no metadata.name" % index)
+    spec = item.get("spec")
+    unschedulable = spec.get("unschedulable", False) if isinstance(spec, Mapping) else False
+    if not isinstance(unschedulable, bool):
+        raise HealthError("kubectl get nodes: node %s: spec.unschedulable is not true or false (got %r)"
+                          % (name, unschedulable))
+    annotations = meta.get("annotations")
+    value = annotations.get(mark) if isinstance(annotations, Mapping) else None
+    return name, unschedulable, value if isinstance(value, str) else None, meta
 
 
 def cordoned_by(nodes, prefix):

@@ -120,18 +120,10 @@ def parse_kubectl_nodes(text: Any, names: Mapping[str, str], mark: str) -> Dict[
     """
     by_name: Dict[str, Dict[str, Any]] = {}
     for index, item in enumerate(list_items(text, "kubectl get nodes", "NodeList")):
-        meta = item.get("metadata") if isinstance(item, Mapping) else None
-        name = meta.get("name") if isinstance(meta, Mapping) else None
-        if not isinstance(name, str) or not name:
-            raise RuleError("kubectl get nodes: item %d has no metadata.name" % index)
-        spec = item.get("spec")
-        unschedulable = spec.get("unschedulable", False) if isinstance(spec, Mapping) else False
-        if not isinstance(unschedulable, bool):
-            raise RuleError("kubectl get nodes: node %s: spec.unschedulable is not true or false (got %r)"
-                            % (name, unschedulable))
-        annotations = meta.get("annotations")
-        value = annotations.get(mark) if isinstance(annotations, Mapping) else None
-        value = value if isinstance(value, str) else None
+        try:
+            name, unschedulable, value, _meta = health.kubectl_node(item, index, mark)
+        except health.HealthError as exc:
+            raise RuleError(str(exc))
         devices = {}
         allocatable = _section(_section(item, "status"), "allocatable")
         for resource, quantity in allocatable.items():

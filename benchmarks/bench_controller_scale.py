@@ -174,18 +174,19 @@ def role_extras(role: str, out: str) -> List[Dict[str, Any]]:
         keys = _task("base_os", "ssh.yml", "Collect every node's host keys")
         hosts = _task("base_os", "hosts.yml", "Write the cluster networks into /etc/hosts")
         block = hosts["ansible.builtin.blockinfile"]["block"]
-        return [keys, _render_on_controller("hosts.block", block + "\n", hosts["vars"], out)]
+        known = _task("base_os", "ssh.yml", "Write every node's host keys into ssh_known_hosts")
+        known_block = known["ansible.builtin.blockinfile"]["block"]
+        return [keys, _render_on_controller("hosts.block", block + "\n", hosts["vars"], out),
+                _render_on_controller("ssh_known_hosts.block", known_block + "\n", known["vars"], out)]
     if role == "slurm":
-        nodes = _task("slurm", "config.yml", "Work out the node and GPU lines")
-        nodes["vars"]["__slurm_files_state"] = {}
-        state = {"name": "Give the head a state read of a fresh node",
-                 "ansible.builtin.set_fact": {"__slurm_state": {"version": "", "node_lines": [], "gres_lines": []}},
-                 "when": "__slurm_has_files"}
+        nodes = [task for task in _load_tasks("slurm", "config.yml") if str(task.get("name")).startswith("Work out")]
+        state = {"name": "Give every host the state read of a fresh node",
+                 "ansible.builtin.set_fact": {"__slurm_state": {"version": "", "node_lines": [], "gres_lines": []}}}
         plan = {"name": "Compute the plan as tasks/state.yml does",
                 "ansible.builtin.set_fact": {"__slurm_plan": "{{ __slurm_plan_input | gpucluster.core.slurm_plan }}"}}
         render = _render_on_controller("slurm.conf", "{{ lookup('ansible.builtin.template', slurm_conf_template) }}", {}, out)
         render["when"] = "__slurm_has_files"
-        return [state, plan, nodes, render]
+        return [state, plan] + nodes + [render]
     if role == "validation":
         return [_fact("validation_host_plan", "{{ __validation_host_plan }}")]
     if role == "monitoring":
@@ -214,8 +215,8 @@ def shim(role: str, roles_dir: str, out: str) -> None:
         yaml.safe_dump(preflight_tasks(role) + role_extras(role, out), handle, sort_keys=False, width=200)
 
 
-def controller_playbook() -> List[Dict[str, Any]]:
-    """site.yml's first play, then each role's shim on its hosts."""
+def controller_playbook(only: List[str]) -> List[Dict[str, Any]]:
+    """site.yml's first play, then each role's shim on its hosts (only those named, if any)."""
     with open(os.path.join(ROOT, "playbooks", "site.yml"), encoding="utf-8") as handle:
         first = yaml.safe_load(handle)[0]
     first = copy.deepcopy(first)
@@ -224,7 +225,7 @@ def controller_playbook() -> List[Dict[str, Any]]:
     for role, hosts in ROLE_HOSTS:
         plays.append({"name": "role %s" % role, "hosts": hosts, "gather_facts": False,
                       "roles": [{"role": role}]})
-    return plays
+    return [play for play in plays if not only or play["name"] in only]
 
 
 def artifacts_playbook() -> List[Dict[str, Any]]:
@@ -260,7 +261,7 @@ def generate(args: argparse.Namespace) -> None:
     roles_dir = os.path.join(work, "roles")
     for role, _hosts in ROLE_HOSTS:
         shim(role, roles_dir, out)
-    for name, plays in (("controller.yml", controller_playbook()), ("artifacts.yml", artifacts_playbook())):
+    for name, plays in (("controller.yml", controller_playbook(args.plays)), ("artifacts.yml", artifacts_playbook())):
         with open(os.path.join(work, name), "w", encoding="utf-8") as handle:
             handle.write("---\n")
             yaml.safe_dump(plays, handle, sort_keys=False, width=200)
@@ -270,7 +271,7 @@ def generate(args: argparse.Namespace) -> None:
             "collections_path = %s" % os.path.join(ROOT, ".venv", "collections"),
             "roles_path = %s" % os.path.join(work, "roles"),
             "callback_plugins = %s" % os.path.join(ROOT, "benchmarks", "callback_plugins"),
-            "callbacks_enabled = gpucluster.core.preload, bench_play_times",
+            "callbacks_enabled = gpucluster.core.preload, bench_play_times, ansible.posix.profile_tasks",
             "stdout_callback = default",
             "display_skipped_hosts = false",
             "display_ok_hosts = false",
@@ -329,6 +330,7 @@ def main(argv: List[str]) -> None:
     gen.add_argument("--facts-head", default="master")
     gen.add_argument("--facts-node", default="worker1")
     gen.add_argument("--forks", type=int, default=20)
+    gen.add_argument("--plays", nargs="*", default=[], help="only these plays of controller.yml (site_errors, 'role base_os', ...)")
     gen.set_defaults(func=generate)
     summ = sub.add_parser("summary")
     summ.add_argument("tsv", nargs="+")

@@ -62,7 +62,7 @@ def _host(index: int) -> str:
 
 
 def _address(base: str, index: int) -> str:
-    return "%s.%d.%d" % (base, index // 250, 10 + index % 250)
+    return "%s.%d.%d" % (base, index // 200, 10 + index % 200)
 
 
 def inventory(count: int) -> Dict[str, Any]:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: gpucluster.core contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The controller's cost at N hosts (benchmarks/bench_controller_scale.sh), without any host.

@@ -281,6 +281,8 @@ def generate(args: argparse.Namespace) -> None:
             "fact_caching = jsonfile",
             "fact_caching_connection = %s" % os.path.join(work, "facts"),
             "fact_caching_timeout = 0",
+            "[callback_profile_tasks]",
+            "task_output_limit = 200",
             "",
         ]))
 

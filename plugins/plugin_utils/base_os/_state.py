@@ -85,15 +85,17 @@ def known_hosts_lines(host_keys: Mapping[str, str], entries: Iterable[Mapping[st
 
     ``host_keys``: host -> the text of its /etc/ssh/ssh_host_*_key.pub files (one key a line;
     lines that are not keys are left out, as is a key's comment). ``entries``: the hosts table
-    (``cluster_hosts_entries``: host, names, address)."""
-    entries = list(entries)
+    (``cluster_hosts_entries``: host, names, address). Each host's entries are found once, not by
+    a scan of the table per host: with 1,000 hosts every host renders this block, and a scan per
+    host made each render cost the square of the cluster's size."""
+    names_of: Dict[str, List[str]] = {}
+    addresses_of: Dict[str, List[str]] = {}
+    for entry in entries:
+        names_of.setdefault(entry["host"], []).extend(entry["names"])
+        addresses_of.setdefault(entry["host"], []).append(entry["address"])
     out: List[str] = []
     for host, text in host_keys.items():
-        aliases: List[str] = [host]
-        for entry in entries:
-            if entry["host"] == host:
-                aliases.extend(entry["names"])
-        aliases.extend(entry["address"] for entry in entries if entry["host"] == host)
+        aliases = [host] + names_of.get(host, []) + addresses_of.get(host, [])
         names = ",".join(dict.fromkeys(aliases))
         for line in text.splitlines():
             if _KEY_RE.match(line):

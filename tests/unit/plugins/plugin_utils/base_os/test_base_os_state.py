@@ -38,6 +38,34 @@ def test_known_hosts_lines(host_keys, entries, expected):
     assert known_hosts_lines(host_keys, entries) == expected
 
 
+@pytest.mark.parametrize("entries, expected", [
+    # A host's entries apart in the table, another host's between them: its names in the table's
+    # order, then its addresses in the table's order.
+    ([{"host": "master", "names": ["master"], "address": "192.168.1.10"},
+      {"host": "worker1", "names": ["worker1"], "address": "192.168.1.11"},
+      {"host": "master", "names": ["master-ib"], "address": "10.0.0.10"}],
+     ["master,master-ib,192.168.1.10,10.0.0.10 " + ED, "worker1,192.168.1.11 " + ED]),
+    # A name or address given twice is said once, where it first comes.
+    ([{"host": "master", "names": ["master", "head"], "address": "192.168.1.10"},
+      {"host": "worker1", "names": ["worker1"], "address": "192.168.1.11"},
+      {"host": "master", "names": ["head"], "address": "192.168.1.10"}],
+     ["master,head,192.168.1.10 " + ED, "worker1,192.168.1.11 " + ED]),
+])
+def test_known_hosts_lines_entries_apart(entries, expected):
+    assert known_hosts_lines({"master": ED, "worker1": ED}, entries) == expected
+
+
+def test_known_hosts_lines_thousand_hosts():
+    # What a 1,000-node cluster renders on every host (benchmarks/bench_controller_scale.sh).
+    hosts = ["gpu%04d" % i for i in range(1000)]
+    entries = [entry for i, host in enumerate(hosts) for entry in (
+        {"host": host, "names": [host], "address": "10.232.%d.%d" % (i // 200, 10 + i % 200)},
+        {"host": host, "names": [host + "-ib"], "address": "10.233.%d.%d" % (i // 200, 10 + i % 200)})]
+    lines = known_hosts_lines({host: ED + "\n" + EC for host in hosts}, entries)
+    assert len(lines) == 2000
+    assert lines[-1] == "gpu0999,gpu0999-ib,10.232.4.209,10.233.4.209 " + EC
+
+
 # The SSH read on the sandbox's head node (Debian 12) once the admin key pair exists.
 SSH_READ = """[passwd]
 admin:x:1000:1000::/home/admin:/bin/bash

@@ -673,3 +673,15 @@ def test_slurmd_names_the_node(tmp_path):
                            str(program), "--config", str(tmp_path / "none.json"), "--json"],
                           capture_output=True, text=True, timeout=120, env={}, check=False)
     assert json.loads(proc.stdout)["node"] == "gpu-a17"
+
+
+def test_kubernetes_own_cordon_for_a_transient_reading_is_lifted_once_repaired(tmp_path):
+    # the timer's runs: the link reads narrow twice (cordoned), then it is repaired: the next run uncordons
+    narrow = "#!/bin/sh\nexec /bin/sed 's/<current_link_width>16x</<current_link_width>4x</' %s\n" % H100
+    kube_healthcheck(tmp_path, kube_cluster(kube_node("gpu01"), idle=3), narrow, gpus=1)
+    second, _calls = kube_healthcheck(tmp_path, kube_cluster(kube_node("gpu01"), idle=3), narrow, gpus=1)
+    assert second["action"] == "cordoned"
+    cordoned = kube_cluster(kube_node("gpu01", True, "gpucluster-validation: pcie_link"), idle=3)
+    third, calls = kube_healthcheck(tmp_path, cordoned, "#!/bin/sh\nexec /bin/cat %s\n" % H100, gpus=1)
+    assert (third["verdict"], third["action"]) == ("warn", "uncordoned")
+    assert calls[1].startswith(PATCH)

@@ -516,6 +516,12 @@ def test_own_drain_turns_into_a_flapping_drain(tmp_path):
 KUBECTL = """#!/bin/sh
 echo "$*" >> "%(log)s"
 case "$*" in *" get nodes "*) cat "%(nodes)s"; exit %(rc)s;; esac
+if [ -e "%(conflict)s" ]; then
+  rm -f "%(conflict)s"
+  echo 'Error from server (Conflict): Operation cannot be fulfilled on nodes "gpu01": the object has been modified;'\\
+' please apply your changes to the latest version and try again' >&2
+  exit 1
+fi
 exit 0
 """
 MARK = "gpucluster.core/validation-cordon"
@@ -550,7 +556,8 @@ def kube_healthcheck(tmp_path: Path, nodes: str, nvidia_smi: str | None, gpus: i
     log.unlink(missing_ok=True)
     (tmp_path / "nodes.json").write_text(nodes, encoding="utf-8")
     kubectl = vendor / "kubectl"
-    kubectl.write_text(KUBECTL % {"log": log, "nodes": tmp_path / "nodes.json", "rc": rc}, encoding="utf-8")
+    kubectl.write_text(KUBECTL % {"log": log, "nodes": tmp_path / "nodes.json", "rc": rc, "conflict": tmp_path / "conflict-once"},
+                       encoding="utf-8")
     kubectl.chmod(0o755)
     tools["kubectl"] = str(kubectl)
     tools["nvidia-smi"] = str(missing / "nvidia-smi")
@@ -685,3 +692,13 @@ def test_kubernetes_own_cordon_for_a_transient_reading_is_lifted_once_repaired(t
     third, calls = kube_healthcheck(tmp_path, cordoned, "#!/bin/sh\nexec /bin/cat %s\n" % H100, gpus=1)
     assert (third["verdict"], third["action"]) == ("warn", "uncordoned")
     assert calls[1].startswith(PATCH)
+
+
+def test_kubernetes_patch_refused_for_a_stale_read_is_judged_again(tmp_path):
+    # the node changed between the read and the patch (the node controller's taint after a cordon): the
+    # API server refuses the patch for its resourceVersion; the program reads the nodes again and patches
+    (tmp_path / "conflict-once").write_text("", encoding="utf-8")
+    cordoned = kube_cluster(kube_node("gpu01", True, "gpucluster-validation: gpu_count"), idle=3)
+    document, calls = kube_healthcheck(tmp_path, cordoned, "#!/bin/sh\nexec /bin/cat %s\n" % H100, gpus=1)
+    assert (document["verdict"], document["action"]) == ("warn", "uncordoned")
+    assert [call.split(" --patch=")[0] for call in calls] == [GET, PATCH[:-len(" --patch=")], GET, PATCH[:-len(" --patch=")]]

@@ -108,6 +108,8 @@ CHECKS_DEADLINE = 40  # the config's settings.checks_deadline, when set, is used
 ACTIONS_DEADLINE = 55
 STARTED = time.monotonic()
 LIMITS = {"checks": CHECKS_DEADLINE, "actions": ACTIONS_DEADLINE}
+# What kubectl says when the API server refused a patch for a resourceVersion that is no longer the node's.
+CONFLICT = "the object has been modified"
 TOOLS = {}  # name -> absolute path, from the config's settings.tools (main sets it)
 
 
@@ -312,42 +314,50 @@ def kubernetes_action(checks, kube, prefix, budget=None, history=None):
     on a failed check within the drain budget, uncordon this program's own cordon once every check it
     names passed again (kubernetes_decision); nothing when the nodes cannot be read (fail safe). With
     ``history`` (a History), a transient reading cordons once confirmed, as in Slurm (a cordon for
-    flapping is Slurm's only, for now)."""
+    flapping is Slurm's only, for now). The patch names the node's resourceVersion as read: when the
+    node changed in between (the node controller's unschedulable taint after a cordon, an admin), the
+    API server refuses it and the nodes are read and judged once more."""
     budget = budget or {}
     node = kube.get("node") or ""
     mark = kube.get("mark") or CORDON_MARK
     reader = kube.get("read_kubeconfig") or kube.get("kubeconfig")
-    rc, out, err = act(["kubectl", "--kubeconfig", reader, "get", "nodes", "--output=json"] if reader
-                       else ["kubectl", "get", "nodes", "--output=json"])
-    try:
+    confirmation = None
+    for attempt in (1, 2):
+        rc, out, err = act(["kubectl", "--kubeconfig", reader, "get", "nodes", "--output=json"] if reader
+                           else ["kubectl", "get", "nodes", "--output=json"])
+        try:
+            if rc != 0:
+                raise HealthError(tool_error("kubectl", rc, out, err))
+            nodes = kubectl_nodes(out, mark)
+        except HealthError as exc:
+            if history and confirmation is None:
+                history.advance(checks, None)
+            return "no action: the nodes could not be read to keep the drain budget (tooling): %s" % exc
+        if history and confirmation is None:
+            confirmation = history.advance(checks, [])
+        if (confirmation and verdict(checks) == "fail" and not confirmation["confirmed"]
+                and not (nodes.get(node) or {}).get("unschedulable")):
+            return unconfirmed_action(confirmation)
+        decision = kubernetes_decision(node, nodes, checks, prefix, float(budget.get("fraction", DRAIN_BUDGET_FRACTION)),
+                                       int(budget.get("min_nodes", DRAIN_BUDGET_MIN_NODES)))
+        action = decision["action"]
+        if decision["held"]:
+            failed = ",".join(c["check"] for c in checks if c["status"] == "fail")
+            syslog.syslog(syslog.LOG_WARNING, "gpucluster-healthcheck: %s failed (%s), %s" % (node, failed, action))
+        patch = kubernetes_patch(mark, action, decision["reason"], nodes[node]["resource_version"] if node in nodes else None)
+        if patch is None:
+            return action
+        writer = kube.get("kubeconfig")
+        rc, out, err = act(["kubectl"] + (["--kubeconfig", writer] if writer else [])
+                           + ["patch", "node", node, "--type=merge", "--patch=" + json.dumps(patch, sort_keys=True)])
+        if rc != 0 and attempt == 1 and CONFLICT in out + err:
+            continue
         if rc != 0:
-            raise HealthError(tool_error("kubectl", rc, out, err))
-        nodes = kubectl_nodes(out, mark)
-    except HealthError as exc:
-        if history:
-            history.advance(checks, None)
-        return "no action: the nodes could not be read to keep the drain budget (tooling): %s" % exc
-    confirmation = history.advance(checks, []) if history else None
-    if (confirmation and verdict(checks) == "fail" and not confirmation["confirmed"]
-            and not (nodes.get(node) or {}).get("unschedulable")):
-        return unconfirmed_action(confirmation)
-    decision = kubernetes_decision(node, nodes, checks, prefix, float(budget.get("fraction", DRAIN_BUDGET_FRACTION)),
-                                   int(budget.get("min_nodes", DRAIN_BUDGET_MIN_NODES)))
-    action = decision["action"]
-    if decision["held"]:
-        failed = ",".join(c["check"] for c in checks if c["status"] == "fail")
-        syslog.syslog(syslog.LOG_WARNING, "gpucluster-healthcheck: %s failed (%s), %s" % (node, failed, action))
-    patch = kubernetes_patch(mark, action, decision["reason"], nodes[node]["resource_version"] if node in nodes else None)
-    if patch is None:
+            action = "not %s: %s" % (action, tool_error("kubectl", rc, out, err))
+        syslog.syslog(syslog.LOG_WARNING if rc else syslog.LOG_NOTICE, "gpucluster-healthcheck: %s %s%s" % (
+            node, action, " (%s)" % decision["reason"] if decision["reason"] else ""))
         return action
-    writer = kube.get("kubeconfig")
-    rc, out, err = act(["kubectl"] + (["--kubeconfig", writer] if writer else [])
-                       + ["patch", "node", node, "--type=merge", "--patch=" + json.dumps(patch, sort_keys=True)])
-    if rc != 0:
-        action = "not %s: %s" % (action, tool_error("kubectl", rc, out, err))
-    syslog.syslog(syslog.LOG_WARNING if rc else syslog.LOG_NOTICE, "gpucluster-healthcheck: %s %s%s" % (
-        node, action, " (%s)" % decision["reason"] if decision["reason"] else ""))
-    return action
+    return "none"
 
 
 def main():

@@ -16,11 +16,7 @@ cd "$ROOT" || exit 2
 # shellcheck source=benchmarks/sandbox-bench.sh
 source benchmarks/sandbox-bench.sh
 gpc_bench_sandbox_start "$@"
-logs=${BENCH_WORK:-/var/tmp/gpc-bench-faults}
-mkdir -p "$logs"
-export ANSIBLE_CACHE_PLUGIN_CONNECTION="$logs/facts"
-rm -rf "$logs/facts"
-trap down EXIT
+gpc_bench_logs /var/tmp/gpc-bench-faults
 
 # What the bench adds to the sandbox's inventory: the interval, the HCAs of a recorded H100 RoCE
 # node (an ibstat double outside every search path, so the ofed role does not see it), and a shared

@@ -14,13 +14,7 @@ cd "$ROOT" || exit 2
 # shellcheck source=benchmarks/sandbox-bench.sh
 source benchmarks/sandbox-bench.sh
 gpc_bench_sandbox_start "$@"
-logs=${BENCH_WORK:-/var/tmp/gpc-bench-site}
-mkdir -p "$logs"
-# A fact cache of its own, empty at the start (the checkout's .cache/facts is left alone).
-export ANSIBLE_CACHE_PLUGIN_CONNECTION="$logs/facts"
-rm -rf "$logs/facts"
-
-trap down EXIT
+gpc_bench_logs /var/tmp/gpc-bench-site
 
 # Seconds a command took; its output goes to the log named by $1.
 timed() {

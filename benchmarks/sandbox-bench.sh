@@ -6,6 +6,8 @@
 #                                  arguments), prepares the host and the venv, sets the sandbox's
 #                                  environment (this checkout's ansible.cfg, no colour, the node image
 #                                  of BENCH_OS, default debian12) and inv (-i inventories/sandbox)
+#   gpc_bench_logs DIR             sets logs (BENCH_WORK, default DIR) with an empty fact cache of its own,
+#                                  and removes the nodes when the script ends
 #   down                           removes the sandbox's nodes
 
 gpc_bench_sandbox_start() {
@@ -21,3 +23,13 @@ gpc_bench_sandbox_start() {
 }
 
 down() { ansible-playbook "${inv[@]}" tests/sandbox/nodes.yml -e sandbox_action=down >/dev/null 2>&1; }
+
+# gpc_bench_logs DIR: the run's logs in BENCH_WORK (default DIR), a fact cache of its own there, empty
+# at the start (the checkout's .cache/facts is left alone), and the nodes removed when the script ends.
+gpc_bench_logs() {
+  logs=${BENCH_WORK:-$1}
+  mkdir -p "$logs"
+  export ANSIBLE_CACHE_PLUGIN_CONNECTION="$logs/facts"
+  rm -rf "$logs/facts"
+  trap down EXIT
+}
